@@ -1,0 +1,497 @@
+"""The active type: a value being recorded on a tape, with Python operators and NumPy hooks.
+
+An :class:`Active` holds its tape (a :class:`jittape.tape.Recorder`), its record id and its
+current primal value: a Python ``float`` for scalars (so scalar code runs on fast float
+arithmetic) or a float64 ``ndarray``. Every operation computes its primal value with NumPy or
+:mod:`math` and appends one record. Comparisons give a :class:`Predicate`, an active 0/1 value:
+``np.where`` uses it as data (correct at any point on replay), while Python control flow
+(``if``, ``bool``, masks used for indexing) records a GUARD on it.
+
+NumPy functions reach this module through ``__array_ufunc__`` (NEP 13) and
+``__array_function__`` (NEP 18); the handlers for non-ufunc functions are in
+:mod:`jittape.functions`.
+"""
+
+import math
+import operator
+
+import numpy as np
+
+from . import sweeps as K
+from .errors import ActiveConversionError, NotDifferentiableError
+from .ops import BY_NAME, UFUNC_OPCODES
+
+
+class Active:
+    """A primal value that is being recorded; create one with :func:`jittape.grad`.
+
+    Attributes are private: ``_t`` the recorder, ``_i`` the record id, ``_v`` the primal
+    (``float`` or ``ndarray`` of float64). Shapes follow NumPy's.
+    """
+
+    __slots__ = ("_t", "_i", "_v")
+    __array_priority__ = 1000.0  # our reflected operators win over ndarray's
+
+    def __init__(self, t, i, v):
+        self._t = t
+        self._i = i
+        self._v = v
+
+    # --- shape queries (no record) ---
+    @property
+    def shape(self):
+        return np.shape(self._v)
+
+    @property
+    def ndim(self):
+        return np.ndim(self._v)
+
+    @property
+    def size(self):
+        return np.size(self._v)
+
+    @property
+    def dtype(self):
+        return np.dtype(np.float64)
+
+    def __len__(self):
+        if type(self._v) is float:
+            raise TypeError("len() of an active scalar")
+        return len(self._v)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self):
+        return f"Active(v{self._i}, {self._v!r})"
+
+    # --- conversions that would lose the derivative ---
+    def _lost(self, what):
+        raise ActiveConversionError(
+            f"{what} of an active value would drop its derivative. Keep computing with the "
+            f"active value, or use jittape.primal(x) to take its current value as an explicit "
+            f"constant (no derivative flows through it; a replayed tape re-records if it "
+            f"changes).")
+
+    def __float__(self):
+        self._lost("float()")
+
+    def __int__(self):
+        self._lost("int()")
+
+    def __index__(self):
+        self._lost("Using it as an index (int conversion)")
+
+    def __complex__(self):
+        self._lost("complex()")
+
+    def item(self, *args):
+        self._lost(".item()")
+
+    def tolist(self):
+        self._lost(".tolist()")
+
+    def __array__(self, dtype=None, copy=None):
+        self._lost("Converting it to a NumPy array (np.asarray / np.array)")
+
+    def __bool__(self):
+        return bool(compare(K.NE, self, 0.0))
+
+    def __hash__(self):
+        return id(self)
+
+    # --- arithmetic ---
+    def __add__(self, y):
+        return binary(K.ADD, self, y)
+
+    def __radd__(self, y):
+        return binary(K.ADD, y, self)
+
+    def __sub__(self, y):
+        return binary(K.SUB, self, y)
+
+    def __rsub__(self, y):
+        return binary(K.SUB, y, self)
+
+    def __mul__(self, y):
+        return binary(K.MUL, self, y)
+
+    def __rmul__(self, y):
+        return binary(K.MUL, y, self)
+
+    def __truediv__(self, y):
+        return binary(K.DIV, self, y)
+
+    def __rtruediv__(self, y):
+        return binary(K.DIV, y, self)
+
+    def __pow__(self, y):
+        return binary(K.POW, self, y)
+
+    def __rpow__(self, y):
+        return binary(K.POW, y, self)
+
+    def __matmul__(self, y):
+        from .functions import matmul
+        return matmul(self, y)
+
+    def __rmatmul__(self, y):
+        from .functions import matmul
+        return matmul(y, self)
+
+    def __neg__(self):
+        return unary(K.NEG, self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return unary(K.ABS, self)
+
+    def __lt__(self, y):
+        return compare(K.LT, self, y)
+
+    def __le__(self, y):
+        return compare(K.LE, self, y)
+
+    def __gt__(self, y):
+        return compare(K.GT, self, y)
+
+    def __ge__(self, y):
+        return compare(K.GE, self, y)
+
+    def __eq__(self, y):
+        return compare(K.EQ, self, y)
+
+    def __ne__(self, y):
+        return compare(K.NE, self, y)
+
+    def __getitem__(self, key):
+        from .functions import getitem
+        return getitem(self, key)
+
+    # --- NumPy-style methods ---
+    def sum(self, axis=None, keepdims=False):
+        return np.sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        return np.mean(self, axis=axis, keepdims=keepdims)
+
+    def prod(self, axis=None, keepdims=False):
+        return np.prod(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return np.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return np.min(self, axis=axis, keepdims=keepdims)
+
+    def dot(self, y):
+        return np.dot(self, y)
+
+    def reshape(self, *shape, order="C"):
+        shape = shape[0] if len(shape) == 1 else shape
+        return np.reshape(self, shape, order=order)
+
+    def ravel(self, order="C"):
+        return np.ravel(self, order=order)
+
+    flatten = ravel
+
+    def transpose(self, *axes):
+        return np.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+
+    @property
+    def T(self):
+        return np.transpose(self)
+
+    def copy(self):
+        return self
+
+    def astype(self, dtype, copy=True):
+        if np.dtype(dtype) != np.float64:
+            raise NotDifferentiableError(
+                f"astype({dtype}) of an active value: only float64 carries derivatives. "
+                f"Use jittape.primal(x).astype(...) for a constant copy.")
+        return self
+
+    # --- NumPy protocols ---
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        name = f"numpy.{ufunc.__name__}"
+        if method != "__call__":
+            raise NotDifferentiableError(
+                f"{name}.{method} on active values is not supported; use the equivalent "
+                f"function (e.g. np.sum for np.add.reduce).")
+        if kwargs.get("out") is not None:
+            raise NotDifferentiableError(
+                f"{name}(..., out=...) on active values: in-place output is not recorded; "
+                f"assign the result instead (y = {ufunc.__name__}(...)).")
+        extra = {k: v for k, v in kwargs.items() if k != "out" and v is not None}
+        if extra:
+            raise NotDifferentiableError(
+                f"{name} with keyword(s) {sorted(extra)} on active values is not supported.")
+        handler = UFUNC_HANDLERS.get(ufunc)
+        if handler is None:
+            raise NotDifferentiableError(
+                f"{name} has no derivative rule in jittape. `python -m jittape ops` lists "
+                f"the supported operations; compose it from those, or apply it to "
+                f"jittape.primal(x) if you want no derivative through it.")
+        return handler(*inputs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .functions import FUNCTIONS
+        handler = FUNCTIONS.get(func)
+        if handler is None:
+            raise NotDifferentiableError(
+                f"numpy.{func.__name__} has no derivative rule in jittape. "
+                f"`python -m jittape ops` lists the supported operations; compose it from "
+                f"those, or apply it to jittape.primal(x) if you want no derivative through it.")
+        return handler(*args, **kwargs)
+
+
+class Predicate(Active):
+    """An active comparison result: value ``bool`` or bool ``ndarray``, recorded as 1.0/0.0.
+
+    Used as data (``np.where``, arithmetic) it stays on the tape. Converted to a Python
+    ``bool`` (``if``, ``while``, ``and``) or used as an index mask, it records a GUARD.
+    """
+
+    __slots__ = ()
+
+    def __bool__(self):
+        if np.size(self._v) != 1:
+            raise ValueError(
+                "The truth value of an active array with more than one element is ambiguous. "
+                "Use np.where(cond, a, b) for a selection that stays differentiable, or "
+                "a.any() / a.all() on jittape.primal(...) values.")
+        guard(self)
+        return bool(self._v)
+
+    def __array__(self, dtype=None, copy=None):
+        guard(self)  # used as a plain mask: the control flow depends on every element
+        return np.asarray(self._v, dtype=dtype)
+
+    def __and__(self, y):
+        return _logical(K.MUL, self, y)
+
+    __rand__ = __and__
+
+    def __or__(self, y):
+        return _logical(K.MAXIMUM, self, y)
+
+    __ror__ = __or__
+
+    def __invert__(self):
+        v = ~np.asarray(self._v) if self.ndim else (not self._v)
+        return _new(Predicate, self._t, K.RSUBC, self._i, -1, 0, 1.0, v)
+
+
+def guard(p):
+    """Record that the control flow depended on the current value of predicate ``p``."""
+    v = p._v
+    if type(v) is bool:
+        p._t.push_scalar(K.GUARD, p._i, -1, 0, 0.0, 1.0 if v else 0.0)
+    else:
+        p._t.push_array(K.GUARD, p._i, -1, 0, 0.0, np.asarray(v, dtype=np.float64))
+
+
+def _new(cls, t, opc, a, b, k, c, v):
+    """Append a record with primal ``v`` and return the active value for it."""
+    if type(v) is float or type(v) is bool:
+        return cls(t, t.push_scalar(opc, a, b, k, c, float(v)), v)
+    if isinstance(v, np.ndarray) and v.ndim:
+        if v.dtype != np.float64 or not v.flags.c_contiguous:
+            v = np.ascontiguousarray(v, dtype=bool if cls is Predicate else np.float64)
+        store = v if v.dtype == np.float64 else v.astype(np.float64)
+        return cls(t, t.push_array(opc, a, b, k, c, store), v)
+    v = v.item() if hasattr(v, "item") else v  # NumPy scalar or 0-d array
+    return cls(t, t.push_scalar(opc, a, b, k, c, float(v)), bool(v) if cls is Predicate else
+               float(v))
+
+
+def const(t, v):
+    """Record the constant ``v`` (array-like) as a CONST leaf; return its active value."""
+    v = np.asarray(v, dtype=np.float64)
+    return _new(Active, t, K.CONST, -1, -1, 0, 0.0, v if v.ndim else float(v))
+
+
+def _tape_of(*xs):
+    t = None
+    for x in xs:
+        if isinstance(x, Active):
+            if t is None:
+                t = x._t
+            elif x._t is not t:
+                raise NotDifferentiableError(
+                    "Active values from two different recordings meet in one operation "
+                    "(a value from an outer jittape.grad used inside an inner one). Nested "
+                    "differentiation is not supported yet.")
+    return t
+
+
+def _as_node(t, x, shape):
+    """``x`` as a record of size 1 or of the broadcast ``shape`` (gathers as needed)."""
+    if not isinstance(x, Active):
+        x = np.asarray(x, dtype=np.float64)
+        if x.size != 1 and x.shape != shape:
+            x = np.broadcast_to(x, shape)
+        return const(t, x)
+    if np.size(x._v) == 1 or np.shape(x._v) == shape:
+        return x
+    from .functions import broadcast_to
+    return broadcast_to(x, shape)
+
+
+# --- scalar primal functions: math first (fast), NumPy's conventions on domain errors ------
+def _py_unary(opc):
+    return {
+        K.NEG: operator.neg, K.ABS: abs, K.EXP: math.exp, K.LOG: math.log,
+        K.SQRT: math.sqrt, K.SQUARE: lambda x: x * x, K.SIN: math.sin, K.COS: math.cos,
+        K.TAN: math.tan, K.TANH: math.tanh, K.SINH: math.sinh, K.COSH: math.cosh,
+        K.ARCSIN: math.asin, K.ARCCOS: math.acos, K.ARCTAN: math.atan,
+        K.LOG1P: math.log1p, K.EXPM1: math.expm1, K.STOPGRAD: float,
+    }[opc]
+
+
+_PY_UNARY = {s.code: _py_unary(s.code) for s in BY_NAME.values()
+             if s.arity == 1 and not s.uses_c and s.code < K.ADD}
+_NP_UNARY = {s.code: (s.numpy[0] if s.numpy else np.positive) for s in BY_NAME.values()
+             if s.code in _PY_UNARY}
+_PY_BINARY = {K.ADD: operator.add, K.SUB: operator.sub, K.MUL: operator.mul,
+              K.DIV: operator.truediv, K.POW: math.pow, K.ARCTAN2: math.atan2,
+              K.MAXIMUM: None, K.MINIMUM: None}
+_NP_BINARY = {K.ADD: np.add, K.SUB: np.subtract, K.MUL: np.multiply, K.DIV: np.divide,
+              K.POW: np.power, K.ARCTAN2: np.arctan2, K.MAXIMUM: np.maximum,
+              K.MINIMUM: np.minimum, K.LT: np.less, K.LE: np.less_equal, K.GT: np.greater,
+              K.GE: np.greater_equal, K.EQ: np.equal, K.NE: np.not_equal}
+_PY_COMPARE = {K.LT: operator.lt, K.LE: operator.le, K.GT: operator.gt, K.GE: operator.ge,
+               K.EQ: operator.eq, K.NE: operator.ne}
+# (opcode, constant on the right?) -> the opcode that keeps the constant in the c immediate
+_C_FORMS = {(K.ADD, True): K.ADDC, (K.ADD, False): K.ADDC, (K.MUL, True): K.MULC,
+            (K.MUL, False): K.MULC, (K.SUB, True): K.ADDC, (K.SUB, False): K.RSUBC,
+            (K.DIV, True): K.DIVC, (K.DIV, False): K.RDIVC, (K.POW, True): K.POWC,
+            (K.POW, False): K.RPOWC}
+_NUMBER = (float, int)
+
+
+def _scalar(f, npf, *xs):
+    """A scalar primal with :mod:`math`, falling back to NumPy's inf/nan conventions."""
+    if f is not None:
+        try:
+            return f(*xs)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            pass
+    with np.errstate(all="ignore"):
+        return float(npf(*xs))
+
+
+def unary(opc, x):
+    """Record the elementwise op ``opc`` on active ``x``."""
+    v = x._v
+    if type(v) is float:
+        z = _scalar(_PY_UNARY[opc], _NP_UNARY[opc], v)
+        return Active(x._t, x._t.push_scalar(opc, x._i, -1, 0, 0.0, z), z)
+    return _new(Active, x._t, opc, x._i, -1, 0, 0.0, _NP_UNARY[opc](v))
+
+
+def binary(opc, x, y):
+    """Record the elementwise binary op ``opc`` (ADD, SUB, ..., MINIMUM) on ``x``, ``y``.
+
+    At least one operand is active. A scalar constant operand of + - * / ** goes into the
+    record's ``c`` immediate (no record for it); other constants become CONST leaves.
+    """
+    xa, ya = isinstance(x, Active), isinstance(y, Active)
+    if xa and ya:
+        t = _tape_of(x, y)
+        xv, yv = x._v, y._v
+        if type(xv) is float and type(yv) is float:
+            z = _scalar(_PY_BINARY[opc], _NP_BINARY[opc], xv, yv)
+            return Active(t, t.push_scalar(opc, x._i, y._i, 0, 0.0, z), z)
+    else:
+        act, cst = (x, y) if xa else (y, x)
+        t = act._t
+        if type(cst) in _NUMBER or (np.ndim(cst) == 0 and np.isrealobj(cst)):
+            copc = _C_FORMS.get((opc, xa))
+            if copc is not None:
+                c = float(cst)
+                av = act._v
+                xv, yv = (av, c) if xa else (c, av)
+                if type(av) is float:
+                    z = _scalar(_PY_BINARY[opc], _NP_BINARY[opc], xv, yv)
+                else:
+                    with np.errstate(all="ignore"):
+                        z = _NP_BINARY[opc](xv, yv)
+                return _new(Active, t, copc, act._i, -1, 0, -c if opc == K.SUB and xa else c,
+                            z)
+        xv = x._v if xa else _check_const(x)
+        yv = y._v if ya else _check_const(y)
+    with np.errstate(all="ignore"):
+        z = _NP_BINARY[opc](xv, yv)
+    shape = np.shape(z)
+    xn, yn = _as_node(t, x, shape), _as_node(t, y, shape)
+    return _new(Active, t, opc, xn._i, yn._i, 0, 0.0, z)
+
+
+def _check_const(x):
+    if isinstance(x, (np.ndarray, float, int, np.floating, np.integer, np.bool_, bool, list,
+                      tuple)):
+        if np.iscomplexobj(x):
+            raise NotDifferentiableError("complex values are not supported by jittape")
+        return x
+    raise NotDifferentiableError(
+        f"unsupported operand of type {type(x).__name__} in an operation with an active value")
+
+
+def compare(opc, x, y):
+    """Record a comparison; the result is a :class:`Predicate` (1.0/0.0 on the tape)."""
+    xa = isinstance(x, Active)
+    t = _tape_of(x, y)
+    if xa and type(x._v) is float and type(y) in _NUMBER:  # scalar fast path: if x[i] > 0
+        z = _PY_COMPARE[opc](x._v, y)
+        yi = t.push_scalar(K.CONST, -1, -1, 0, 0.0, float(y))
+        return Predicate(t, t.push_scalar(opc, x._i, yi, 0, 0.0, float(z)), z)
+    xv = x._v if xa else _check_const(x)
+    yv = y._v if isinstance(y, Active) else _check_const(y)
+    z = _NP_BINARY[opc](xv, yv)
+    shape = np.shape(z)
+    xn, yn = _as_node(t, x, shape), _as_node(t, y, shape)
+    return _new(Predicate, t, opc, xn._i, yn._i, 0, 0.0, z if shape else bool(z))
+
+
+def _logical(opc, p, q):
+    """``p & q`` (MUL of 0/1) and ``p | q`` (MAXIMUM of 0/1) on predicates."""
+    if not isinstance(q, Active):
+        q = np.asarray(q, dtype=bool)
+    z = (np.logical_and if opc == K.MUL else np.logical_or)(p._v, q._v if isinstance(
+        q, Active) else q)
+    t = p._t
+    shape = np.shape(z)
+    pn, qn = _as_node(t, p, shape), _as_node(t, q, shape)
+    return _new(Predicate, t, opc, pn._i, qn._i, 0, 0.0, z if shape else bool(z))
+
+
+def _ufunc_handlers():
+    h = {}
+    for f, opc in UFUNC_OPCODES.items():
+        spec_arity = 1 if opc < K.ADD else 2
+        if spec_arity == 1:
+            h[f] = (lambda opc: lambda x: unary(opc, x))(opc)
+        elif opc >= K.LT:
+            h[f] = (lambda opc: lambda x, y: compare(opc, x, y))(opc)
+        else:
+            h[f] = (lambda opc: lambda x, y: binary(opc, x, y))(opc)
+    h[np.positive] = lambda x: x
+    h[np.logical_and] = lambda x, y: _logical(K.MUL, *((x, y) if isinstance(x, Predicate)
+                                                        else (y, x)))
+    h[np.logical_or] = lambda x, y: _logical(K.MAXIMUM, *((x, y) if isinstance(x, Predicate)
+                                                           else (y, x)))
+
+    def matmul(x, y):
+        from .functions import matmul as mm
+        return mm(x, y)
+    h[np.matmul] = matmul
+    return h
+
+
+UFUNC_HANDLERS = _ufunc_handlers()

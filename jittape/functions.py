@@ -1,0 +1,248 @@
+"""NumPy functions on active values: indexing, shape, reductions, dot/matmul, where.
+
+Each handler computes the primal with NumPy and records one op of :mod:`jittape.ops`;
+:data:`FUNCTIONS` maps NumPy callables to handlers for ``Active.__array_function__``.
+Index-based ops (indexing, transpose, broadcasting) share one primitive: a GATHER by flat
+indices (a SLICE when the indices are a contiguous run), whose adjoint is a scatter-add.
+Reshape is free: a C-ordered record keeps its values and gets a new shape.
+"""
+
+import numpy as np
+
+from . import sweeps as K
+from .active import Active, Predicate, _new, _tape_of, const, guard
+from .errors import NotDifferentiableError
+
+
+def _gather(x, idx, value):
+    """Record ``value = x.flat[idx]`` (``idx`` an int array of value's shape)."""
+    t = x._t
+    flat = np.ravel(idx)
+    if flat.size == 0:
+        return const(t, value)
+    start = int(flat[0])
+    if flat.size == 1 or np.all(np.diff(flat) == 1):
+        return _new(Active, t, K.SLICE, x._i, -1, start, 0.0, value)
+    return _new(Active, t, K.GATHER, x._i, -1, t.push_pool(flat), 0.0, value)
+
+
+def _flat_index(x):
+    return np.arange(np.size(x._v)).reshape(np.shape(x._v))
+
+
+def getitem(x, key):
+    """``x[key]`` for basic slices, integers, integer arrays, boolean masks, None, Ellipsis."""
+    v = x._v
+    if type(v) is float:
+        raise TypeError("an active scalar cannot be indexed")
+    if type(key) is int and v.ndim == 1:  # the scalar-loop fast path: x[i]
+        n = v.shape[0]
+        i = key + n if key < 0 else key
+        if not 0 <= i < n:
+            raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}")
+        z = float(v[i])
+        return Active(x._t, x._t.push_scalar(K.SLICE, x._i, -1, i, 0.0, z), z)
+    key = _concrete_key(key)
+    return _gather(x, _flat_index(x)[key], v[key])
+
+
+def _concrete_key(key):
+    """Replace predicates in an index by bool arrays (guarded); refuse active indices."""
+    if isinstance(key, tuple):
+        return tuple(_concrete_key(k) for k in key)
+    if isinstance(key, Predicate):
+        guard(key)
+        return np.asarray(key._v, dtype=bool)
+    if isinstance(key, Active):
+        raise NotDifferentiableError(
+            "An active float value cannot be an index: an index has no derivative. Use "
+            "jittape.primal(x) to index by its current value (the tape then depends on it), "
+            "or np.where / a boolean mask.")
+    return key
+
+
+def broadcast_to(x, shape):
+    """``np.broadcast_to`` as a GATHER (its adjoint sums over the broadcast axes)."""
+    shape = tuple(shape) if np.ndim(shape) else (int(shape),)
+    if not isinstance(x, Active):
+        return np.broadcast_to(x, shape)
+    if np.shape(x._v) == shape:
+        return x
+    idx = np.broadcast_to(_flat_index(x), shape)
+    return _gather(x, idx, np.broadcast_to(x._v, shape).copy())
+
+
+def reshape(x, shape, order="C"):
+    if order != "C":
+        raise NotDifferentiableError("reshape of an active value supports order='C' only")
+    z = np.reshape(x._v, shape)
+    return Active(x._t, x._i, float(z) if z.ndim == 0 else z)
+
+
+def ravel(x, order="C"):
+    return reshape(x, -1, order)
+
+
+def transpose(x, axes=None):
+    if x.ndim < 2 and axes is None:
+        return x
+    return _gather(x, np.transpose(_flat_index(x), axes), np.transpose(x._v, axes).copy())
+
+
+# --- reductions --------------------------------------------------------------------------
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim)
+    return tuple(sorted(set(out)))
+
+
+def _reduce(opc, npf, x, axis=None, keepdims=False, **kw):
+    bad = {k: v for k, v in kw.items() if v is not None and k not in ("dtype",)}
+    if bad or kw.get("dtype") not in (None, float, np.float64):
+        raise NotDifferentiableError(
+            f"np.{npf.__name__} with {sorted(bad) or 'dtype'} on active values is not supported")
+    if not isinstance(x, Active):
+        return npf(x, axis=axis, keepdims=keepdims)
+    v = np.asarray(x._v)
+    axes = _axes(axis, v.ndim)
+    t = x._t
+    if len(axes) == v.ndim:  # everything: one record over (1, size, 1)
+        layout = (1, v.size, 1)
+        r = _new(Active, t, opc, x._i, -1, t.push_pool(layout), 0.0,
+                 npf(v) if v.size else _empty_reduce(npf))
+    else:  # one record per axis, highest axis first so the others keep their numbers
+        r, cur = x, v
+        for ax in reversed(axes):
+            shp = cur.shape
+            layout = (int(np.prod(shp[:ax])), shp[ax], int(np.prod(shp[ax + 1:])))
+            cur = npf(cur, axis=ax)
+            r = _new(Active, t, opc, r._i, -1, t.push_pool(layout), 0.0, cur)
+    if keepdims:
+        r = reshape(r, npf(v, axis=axis, keepdims=True).shape)
+    return r
+
+
+def _empty_reduce(npf):
+    if npf in (np.max, np.min):
+        raise ValueError(f"zero-size array to reduction operation {npf.__name__} which has no "
+                         f"identity")
+    return npf(np.zeros(0))
+
+
+def sum_(x, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    return _reduce(K.SUM, np.sum, x, axis, keepdims, dtype=dtype, out=out, **kw)
+
+
+def mean(x, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    s = sum_(x, axis, dtype, out, keepdims, **kw)
+    count = np.size(x._v) // max(np.size(s._v), 1)
+    return s / float(count)
+
+
+def prod(x, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    return _reduce(K.PROD, np.prod, x, axis, keepdims, dtype=dtype, out=out, **kw)
+
+
+def max_(x, axis=None, out=None, keepdims=False, **kw):
+    return _reduce(K.MAX, np.max, x, axis, keepdims, out=out, **kw)
+
+
+def min_(x, axis=None, out=None, keepdims=False, **kw):
+    return _reduce(K.MIN, np.min, x, axis, keepdims, out=out, **kw)
+
+
+# --- joining -----------------------------------------------------------------------------
+def concatenate(arrays, axis=0, out=None, **kw):
+    if out is not None or kw.get("dtype") is not None:
+        raise NotDifferentiableError("np.concatenate(out=/dtype=) on active values")
+    arrays = list(arrays)
+    t = _tape_of(*arrays)
+    if axis is None:
+        arrays, axis = [np.ravel(a) for a in arrays], 0
+    vals = [a._v if isinstance(a, Active) else np.asarray(a, dtype=np.float64) for a in arrays]
+    z = np.concatenate(vals, axis=axis)
+    axis = axis % z.ndim
+    parts = [a if isinstance(a, Active) else const(t, a) for a in arrays]
+    outer = int(np.prod(z.shape[:axis]))
+    layout = [len(parts), outer]
+    for p, pv in zip(parts, vals):
+        layout += [p._i, int(np.prod(pv.shape[axis:]))]
+    return _new(Active, t, K.CONCAT, parts[0]._i, -1, t.push_pool(layout), 0.0, z)
+
+
+def stack(arrays, axis=0, out=None, **kw):
+    arrays = list(arrays)
+    shape = np.shape(arrays[0]._v if isinstance(arrays[0], Active) else arrays[0])
+    axis = axis % (len(shape) + 1)
+    new = shape[:axis] + (1,) + shape[axis:]
+    return concatenate([reshape(a, new) if isinstance(a, Active) else np.reshape(a, new)
+                        for a in arrays], axis=axis, out=out, **kw)
+
+
+# --- selection ---------------------------------------------------------------------------
+def where(cond, x=None, y=None):
+    if x is None and y is None:
+        raise NotDifferentiableError(
+            "np.where(cond) with one argument returns indices, which have no derivative. "
+            "Use np.where(cond, a, b), or np.nonzero(jittape.primal(cond)).")
+    t = _tape_of(cond, x, y)
+    from .active import _as_node
+    cv = cond._v if isinstance(cond, Active) else np.asarray(cond, dtype=bool)
+    xv = x._v if isinstance(x, Active) else x
+    yv = y._v if isinstance(y, Active) else y
+    z = np.where(cv, xv, yv).astype(np.float64)
+    shape = z.shape
+    cn, xn, yn = (_as_node(t, q, shape) for q in (cond, x, y))
+    return _new(Active, t, K.WHERE, xn._i, yn._i, cn._i, 0.0, z if shape else float(z))
+
+
+# --- linear algebra ----------------------------------------------------------------------
+def matmul(x, y):
+    """``x @ y`` for 1-D and 2-D operands (NumPy's matmul rules for those ranks)."""
+    t = _tape_of(x, y)
+    xv = x._v if isinstance(x, Active) else np.asarray(x, dtype=np.float64)
+    yv = y._v if isinstance(y, Active) else np.asarray(y, dtype=np.float64)
+    if np.ndim(xv) == 0 or np.ndim(yv) == 0:
+        raise ValueError("matmul: Input operand does not have enough dimensions "
+                         "(use * for scalars)")
+    if np.ndim(xv) > 2 or np.ndim(yv) > 2:
+        raise NotDifferentiableError("matmul/dot of active arrays with more than 2 dimensions "
+                                     "is not supported yet")
+    z = np.matmul(xv, yv)
+    m = xv.shape[0] if xv.ndim == 2 else 1
+    kk = xv.shape[-1]
+    n = yv.shape[1] if yv.ndim == 2 else 1
+    xn = x if isinstance(x, Active) else const(t, xv)
+    yn = y if isinstance(y, Active) else const(t, yv)
+    return _new(Active, t, K.MATMUL, xn._i, yn._i, t.push_pool((m, kk, n)), 0.0,
+                z if np.ndim(z) else float(z))
+
+
+def dot(x, y, out=None):
+    if out is not None:
+        raise NotDifferentiableError("np.dot(out=...) on active values")
+    if np.ndim(x._v if isinstance(x, Active) else x) == 0 or \
+            np.ndim(y._v if isinstance(y, Active) else y) == 0:
+        return x * y
+    return matmul(x, y)
+
+
+def _shape_query(f):
+    return lambda x, *a, **kw: f(x._v if isinstance(x, Active) else x, *a, **kw)
+
+
+FUNCTIONS = {
+    np.sum: sum_, np.mean: mean, np.prod: prod, np.max: max_, np.amax: max_, np.min: min_,
+    np.amin: min_, np.reshape: reshape, np.ravel: ravel, np.transpose: transpose,
+    np.broadcast_to: broadcast_to, np.concatenate: concatenate, np.stack: stack,
+    np.where: where, np.dot: dot, np.matmul: matmul,
+    np.shape: _shape_query(np.shape), np.ndim: _shape_query(np.ndim),
+    np.size: _shape_query(np.size),
+}

@@ -1,0 +1,177 @@
+"""The Wengert tape: a flat, append-only struct of arrays, one record per operation.
+
+Record ``i`` defines one value ``v_i = phi_i(v_a, v_b)``; leaves (inputs, constants) are
+records too, so record id == node id. Columns (see :mod:`jittape.sweeps` for their meaning)::
+
+    column  dtype    bytes per record
+    op      int32    4
+    a       int32    4
+    b       int32    4
+    k       int32    4
+    c       float64  8
+    off     int64    8
+    val     float64  8 per element
+                     --
+                     40 bytes for a scalar record, values included
+
+Integer data that array ops need (gather indices, reduction and matmul shapes) goes to one
+``int64`` pool, 8 bytes per entry, shared by all records. Adjoints are not stored on the
+tape: the reverse sweep allocates them, 8 bytes per element.
+
+While recording, the columns are :class:`array.array` buffers: ``append`` is the cheapest
+way to grow an array from Python and grows by amortised over-allocation, like a list. The
+finished tape is frozen into NumPy arrays that the Numba sweeps read without copying.
+
+There is no global recording state: each call of :func:`jittape.grad` records into its own
+``Recorder`` and every active value carries a reference to it, so two threads can record at
+the same time without sharing anything.
+"""
+
+from array import array
+
+import numpy as np
+
+from . import sweeps as K
+
+BYTES_PER_SCALAR_RECORD = 4 * 4 + 8 + 8 + 8
+
+
+class Recorder:
+    """An open tape being recorded (columns as growable :class:`array.array` buffers)."""
+
+    __slots__ = ("op", "a", "b", "k", "c", "off", "val", "pool", "n", "shapes", "inputs",
+                 "_op", "_a", "_b", "_k", "_c", "_off", "_val")
+
+    def __init__(self):
+        self.op = array("i")
+        self.a = array("i")
+        self.b = array("i")
+        self.k = array("i")
+        self.c = array("d")
+        self.off = array("q", [0])
+        self.val = array("d")
+        self.pool = array("q")
+        self.n = 0
+        self.shapes = {}  # record id -> shape, for records that are not scalars
+        self.inputs = []  # record ids of INPUT records, in argument order
+        # bound appends: the recording hot path avoids an attribute lookup per column
+        self._op, self._a, self._b = self.op.append, self.a.append, self.b.append
+        self._k, self._c, self._off = self.k.append, self.c.append, self.off.append
+        self._val = self.val.append
+
+    def push_scalar(self, opc, a, b, k, c, value):
+        """Append a scalar record; return its id."""
+        self._op(opc)
+        self._a(a)
+        self._b(b)
+        self._k(k)
+        self._c(c)
+        self._val(value)
+        self._off(len(self.val))
+        i = self.n
+        self.n = i + 1
+        return i
+
+    def push_array(self, opc, a, b, k, c, value):
+        """Append a record whose value is the float64 C-contiguous ndarray ``value``."""
+        self._op(opc)
+        self._a(a)
+        self._b(b)
+        self._k(k)
+        self._c(c)
+        self.val.frombytes(memoryview(value).cast("B"))
+        self._off(len(self.val))
+        i = self.n
+        self.n = i + 1
+        if value.ndim != 0:
+            self.shapes[i] = value.shape
+        return i
+
+    def push_pool(self, ints):
+        """Append integer data to the pool; return its offset (the k of a record)."""
+        p = len(self.pool)
+        self.pool.frombytes(np.ascontiguousarray(ints, dtype=np.int64).tobytes())
+        return p
+
+    def freeze(self):
+        """Copy the columns into a :class:`TapeArrays` (NumPy arrays, sweep-ready)."""
+        def np_(buf, dtype):
+            return np.frombuffer(buf, dtype=dtype).copy() if len(buf) else np.zeros(0, dtype)
+        return TapeArrays(np_(self.op, np.int32), np_(self.a, np.int32),
+                          np_(self.b, np.int32), np_(self.k, np.int32),
+                          np_(self.c, np.float64), np_(self.off, np.int64),
+                          np_(self.pool, np.int64), np_(self.val, np.float64),
+                          dict(self.shapes), list(self.inputs))
+
+
+class TapeArrays:
+    """A finished tape as NumPy arrays (the layout of :mod:`jittape.tape`)."""
+
+    __slots__ = ("op", "a", "b", "k", "c", "off", "pool", "val", "shapes", "inputs")
+
+    def __init__(self, op, a, b, k, c, off, pool, val, shapes, inputs):
+        self.op, self.a, self.b, self.k, self.c, self.off = op, a, b, k, c, off
+        self.pool, self.val, self.shapes, self.inputs = pool, val, shapes, inputs
+
+    @property
+    def n_records(self):
+        return self.op.shape[0]
+
+    @property
+    def nbytes(self):
+        """Bytes held by the tape: all columns, the value buffer and the integer pool."""
+        return sum(x.nbytes for x in (self.op, self.a, self.b, self.k, self.c, self.off,
+                                      self.pool, self.val))
+
+    def shape(self, i):
+        return self.shapes.get(i, ())
+
+    def value(self, i):
+        """The primal value of record ``i`` (float or ndarray of the record's shape)."""
+        v = self.val[self.off[i]:self.off[i + 1]]
+        return float(v[0]) if i not in self.shapes else v.reshape(self.shapes[i])
+
+    def reverse(self, seed_record, seed=1.0):
+        """Run the reverse sweep seeded at ``seed_record``; return the adjoint buffer."""
+        adj = np.zeros_like(self.val)
+        lo, hi = self.off[seed_record], self.off[seed_record + 1]
+        adj[lo:hi] = seed
+        K.reverse_sweep(self.op, self.a, self.b, self.k, self.c, self.off, self.pool,
+                        self.val, adj, seed_record)
+        return adj
+
+    def format(self, adj=None, names=None, max_elements=4):
+        """The tape as text, one line per record: ``v3 = mul(v1, v2)  value  adjoint``.
+
+        ``adj`` is an adjoint buffer from :meth:`reverse`; ``names`` maps record ids to
+        labels (e.g. the input names).
+        """
+        from .ops import OPS
+
+        names = names or {}
+
+        def show(buf, i):
+            v = buf[self.off[i]:self.off[i + 1]]
+            if v.size == 1 and i not in self.shapes:
+                return f"{v[0]: .6g}"
+            body = ", ".join(f"{x:.4g}" for x in v[:max_elements])
+            return f"[{body}{', ...' if v.size > max_elements else ''}]"
+
+        lines = []
+        header = f"{'record':<8}{'operation':<30}{'value':>16}"
+        if adj is not None:
+            header += f"{'adjoint':>16}"
+        lines.append(header)
+        for i in range(self.n_records):
+            spec = OPS[self.op[i]]
+            args = [f"v{int(x)}" for x in (self.a[i], self.b[i]) if x >= 0]
+            if spec.uses_c:
+                args.append(f"{self.c[i]:g}")
+            if self.op[i] == K.WHERE:
+                args.insert(0, f"v{int(self.k[i])}")
+            label = names.get(i, f"{spec.name}({', '.join(args)})")
+            line = f"v{i:<7}{label:<30}{show(self.val, i):>16}"
+            if adj is not None:
+                line += f"{show(adj, i):>16}"
+            lines.append(line)
+        return "\n".join(lines)
