@@ -20,15 +20,15 @@ def _as_input(x, argnum):
         raise TypeError(f"argument {argnum} is a bool: it has no derivative")
     if isinstance(x, numbers.Real) and np.ndim(x) == 0:
         return float(x)
+    if np.iscomplexobj(x):
+        raise TypeError(f"argument {argnum} is complex; jittape differentiates real "
+                        f"float64 values only")
     try:
         arr = np.array(x, dtype=np.float64)  # copy: the user's array is never written to
     except (TypeError, ValueError) as e:
         raise TypeError(
             f"argument {argnum} must be a float or an array of real numbers to be "
             f"differentiated, got {type(x).__name__}: {e}") from None
-    if np.iscomplexobj(x):
-        raise TypeError(f"argument {argnum} is complex; jittape differentiates real "
-                        f"float64 values only")
     return float(arr) if arr.ndim == 0 else arr
 
 

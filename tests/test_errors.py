@@ -1,0 +1,134 @@
+"""Bad input gets a clear error; NaN/inf propagate as in NumPy and never crash a sweep."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import jittape
+from jittape import (ActiveConversionError, NonScalarOutputError, NotDifferentiableError)
+
+X = np.array([0.5, -1.0, 2.0])
+
+
+def test_non_scalar_output_names_the_shape():
+    with pytest.raises(NonScalarOutputError, match=r"shape \(3,\)"):
+        jittape.grad(lambda x: x * 2)(X)
+
+
+def test_non_scalar_plain_output():
+    with pytest.raises(NonScalarOutputError, match="list"):
+        jittape.grad(lambda x: [1.0, 2.0])(X)
+
+
+def test_constant_output_gives_zero_gradient():
+    np.testing.assert_array_equal(jittape.grad(lambda x: 3.0)(X), np.zeros(3))
+
+
+@pytest.mark.parametrize("conv", [float, int, complex])
+def test_float_int_of_active_value_explain_and_point_to_primal(conv):
+    with pytest.raises(ActiveConversionError, match="jittape.primal"):
+        jittape.grad(lambda x: conv(x[0]))(X)
+
+
+def test_math_module_cannot_see_active_values():
+    with pytest.raises(ActiveConversionError, match="derivative"):
+        jittape.grad(lambda x: math.sin(x[0]))(X)
+
+
+def test_np_asarray_of_active_value():
+    with pytest.raises(ActiveConversionError, match="np.asarray"):
+        jittape.grad(lambda x: np.sum(np.asarray(x)))(X)
+
+
+def test_ufunc_without_rule_is_named():
+    with pytest.raises(NotDifferentiableError, match="numpy.cbrt"):
+        jittape.grad(lambda x: np.sum(np.cbrt(x)))(X)
+
+
+def test_function_without_rule_is_named():
+    with pytest.raises(NotDifferentiableError, match="numpy.cumsum"):
+        jittape.grad(lambda x: np.sum(np.cumsum(x)))(X)
+
+
+def test_ufunc_method_is_refused():
+    with pytest.raises(NotDifferentiableError, match="numpy.add.reduce"):
+        jittape.grad(lambda x: np.add.reduce(x))(X)
+
+
+def test_ufunc_out_argument_is_refused():
+    def f(x):
+        y = np.empty(3)
+        np.sin(x, out=y)
+        return np.sum(y)
+    with pytest.raises(NotDifferentiableError, match="out="):
+        jittape.grad(f)(X)
+
+
+def test_active_index_is_refused():
+    with pytest.raises(NotDifferentiableError, match="index"):
+        jittape.grad(lambda x: x[x[0]])(X)
+
+
+def test_one_argument_where_is_refused():
+    with pytest.raises(NotDifferentiableError, match="indices"):
+        jittape.grad(lambda x: np.sum(np.where(x > 0)))(X)
+
+
+def test_ambiguous_truth_value_of_active_array():
+    with pytest.raises(ValueError, match="ambiguous"):
+        jittape.grad(lambda x: x[0] if x > 0 else x[1])(X)
+
+
+def test_bad_argument_types():
+    with pytest.raises(TypeError, match="complex"):
+        jittape.grad(lambda x: x[0])(np.array([1j, 2.0]))
+    with pytest.raises(TypeError, match="float or an array"):
+        jittape.grad(lambda x: x)("abc")
+    with pytest.raises(ValueError, match="argnums"):
+        jittape.grad(lambda x: x, argnums=2)(1.0)
+
+
+def test_integer_input_is_converted_and_user_array_untouched():
+    x = np.array([1, 2, 3])
+    g = jittape.grad(lambda x: np.sum(x ** 2))(x)
+    assert g.dtype == np.float64
+    np.testing.assert_array_equal(g, [2.0, 4.0, 6.0])
+    np.testing.assert_array_equal(x, [1, 2, 3])
+
+
+def test_scalar_input_gives_float_gradient():
+    g = jittape.grad(lambda x: x ** 3)(2)
+    assert isinstance(g, float) and g == 12.0
+
+
+def test_nan_and_inf_propagate_as_numpy():
+    x = np.array([np.nan, np.inf, 1.0, 0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        v, g = jittape.value_and_grad(lambda x: np.sum(np.log(x) + np.sqrt(x) + x ** 2))(x)
+        expect = np.sum(np.log(x) + np.sqrt(x) + x ** 2)
+    assert np.isnan(v) and np.isnan(expect)
+    assert np.isnan(g[0]) and g[2] == 1.0 + 0.5 + 2.0
+    assert np.isinf(g[3])  # 1/x and 0.5/sqrt(x) at 0
+
+
+def test_scalar_domain_errors_follow_numpy_not_math():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        v, g = jittape.value_and_grad(lambda x: np.log(x[0]) + 1.0 / x[1] + x[2] ** 0.5)(
+            np.array([0.0, 0.0, -1.0]))
+    assert v == -np.inf or np.isnan(v)
+    assert g[0] == np.inf and g[1] == -np.inf and np.isnan(g[2])
+
+
+def test_two_recordings_do_not_mix():
+    inner = {}
+
+    def f(x):
+        inner["x"] = x
+        return np.sum(x)
+    jittape.grad(f)(X)
+    with pytest.raises(NotDifferentiableError, match="two different recordings"):
+        jittape.grad(lambda y: np.sum(y * inner["x"]))(X)
