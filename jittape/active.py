@@ -93,7 +93,11 @@ class Active:
         self._lost(".tolist()")
 
     def __array__(self, dtype=None, copy=None):
-        self._lost("Converting it to a NumPy array (np.asarray / np.array)")
+        raise ActiveConversionError(
+            "Converting an active value to a NumPy array (np.asarray, np.array, or "
+            "np.array([a, b]) of active scalars) would drop its derivative. To build an array "
+            "from active values use np.stack([a, b]) or np.concatenate; for the current value "
+            "as a constant use jittape.primal(x).")
 
     def __bool__(self):
         return bool(compare(K.NE, self, 0.0))
@@ -189,6 +193,12 @@ class Active:
 
     def dot(self, y):
         return np.dot(self, y)
+
+    def argmax(self, axis=None):
+        return np.argmax(self, axis=axis)
+
+    def argmin(self, axis=None):
+        return np.argmin(self, axis=axis)
 
     def reshape(self, *shape, order="C"):
         shape = shape[0] if len(shape) == 1 else shape
@@ -288,12 +298,16 @@ class Predicate(Active):
 
 
 def guard(p):
-    """Record that the control flow depended on the current value of predicate ``p``."""
+    """Record that Python control flow depended on the current value of active ``p``.
+
+    On replay the forward sweep checks that record ``p`` still has this value.
+    """
     v = p._v
-    if type(v) is bool:
-        p._t.push_scalar(K.GUARD, p._i, -1, 0, 0.0, 1.0 if v else 0.0)
+    if type(v) is bool or type(v) is float:
+        p._t.push_scalar(K.GUARD, p._i, -1, 0, 0.0, float(v))
     else:
-        p._t.push_array(K.GUARD, p._i, -1, 0, 0.0, np.asarray(v, dtype=np.float64))
+        p._t.push_array(K.GUARD, p._i, -1, 0, 0.0,
+                        np.ascontiguousarray(v, dtype=np.float64))
 
 
 def _new(cls, t, opc, a, b, k, c, v):

@@ -1,4 +1,7 @@
-"""Public API: grad, value_and_grad, record (a replayable Tape), primal, stop_gradient."""
+"""Public API of eager differentiation: grad, value_and_grad, jacobian, primal, stop_gradient.
+
+Replay of recorded tapes is in :mod:`jittape.replay`.
+"""
 
 import functools
 import numbers
@@ -7,7 +10,7 @@ import numpy as np
 
 from . import sweeps as K
 from .active import Active, _new
-from .errors import GuardFailure, NonScalarOutputError, NotDifferentiableError
+from .errors import NonScalarOutputError, NotDifferentiableError
 from .tape import Recorder
 
 
@@ -42,8 +45,9 @@ def _normalize_argnums(argnums, nargs):
     return single, tuple(n % nargs for n in nums)
 
 
-def _record(f, args, kwargs, argnums):
-    """Run ``f`` on active inputs; return (recorder, output active or constant, nums)."""
+def _record(f, args, kwargs, argnums, vector_output=False):
+    """Run ``f`` on active inputs; return (recorder, output active or constant, single,
+    nums). With ``vector_output`` the output may be an array (for Jacobians)."""
     single, nums = _normalize_argnums(argnums, len(args))
     rec = Recorder()
     args = list(args)
@@ -53,6 +57,10 @@ def _record(f, args, kwargs, argnums):
         rec.inputs.append(a._i)
         args[n] = a
     out = f(*args, **kwargs)
+    if vector_output:
+        if not isinstance(out, Active):
+            out = np.asarray(out, dtype=np.float64)
+        return rec, out, single, nums
     return rec, _check_output(out, f), single, nums
 
 
@@ -153,98 +161,3 @@ def stop_gradient(x):
         return x
     from .active import unary
     return unary(K.STOPGRAD, x)
-
-
-class Tape:
-    """A recorded function that replays natively at new inputs (forward + reverse sweep).
-
-    Create with :func:`record`. ``value(*xs)``, ``gradient(*xs)`` and
-    ``value_and_gradient(*xs)`` take the differentiated arguments only, with the shapes they
-    had when recorded; the other arguments stay as recorded.
-
-    Raises
-    ------
-    GuardFailure
-        The control flow recorded (a comparison used by ``if``, a mask) comes out differently
-        at the new inputs: record the function again there.
-    ValueError
-        An input's shape differs from the recorded one.
-    """
-
-    def __init__(self, arrays, out_id, out_value, single):
-        self.arrays = arrays
-        self.out_id = out_id  # -1 if the output did not depend on the inputs
-        self.out_value = out_value
-        self.single = single
-
-    @property
-    def n_records(self):
-        return self.arrays.n_records
-
-    @property
-    def nbytes(self):
-        return self.arrays.nbytes
-
-    def _forward(self, xs):
-        t = self.arrays
-        if len(xs) != len(t.inputs):
-            raise TypeError(f"the tape was recorded with {len(t.inputs)} differentiated "
-                            f"argument(s), got {len(xs)}")
-        val = t.val.copy()
-        for i, x in zip(t.inputs, xs):
-            x = np.asarray(x, dtype=np.float64)
-            if x.shape != t.shape(i):
-                raise ValueError(f"input shape {x.shape} differs from the recorded "
-                                 f"{t.shape(i)}; record the function again for this shape")
-            val[t.off[i]:t.off[i + 1]] = x.ravel()
-        bad = K.forward_sweep(t.op, t.a, t.b, t.k, t.c, t.off, t.pool, val, 0)
-        if bad >= 0:
-            raise GuardFailure(
-                f"guard at record {bad} failed: the control flow recorded at the original "
-                f"point differs at the new inputs; record the function again there.", bad)
-        return val
-
-    def value(self, *xs):
-        """Replay the forward sweep; return f at the new inputs (float)."""
-        val = self._forward(xs)
-        if self.out_id < 0:
-            return self.out_value
-        return float(val[self.arrays.off[self.out_id]])
-
-    def value_and_gradient(self, *xs):
-        """Replay the forward and reverse sweeps; return ``(value, gradient)``."""
-        t = self.arrays
-        val = self._forward(xs)
-        adj = np.zeros_like(val)
-        if self.out_id >= 0:
-            adj[t.off[self.out_id]] = 1.0
-            K.reverse_sweep(t.op, t.a, t.b, t.k, t.c, t.off, t.pool, val, adj, self.out_id)
-        grads = []
-        for i in t.inputs:
-            g = adj[t.off[i]:t.off[i + 1]]
-            grads.append(float(g[0]) if i not in t.shapes else g.reshape(t.shapes[i]))
-        value = float(val[t.off[self.out_id]]) if self.out_id >= 0 else self.out_value
-        return value, (grads[0] if self.single else tuple(grads))
-
-    def gradient(self, *xs):
-        """Replay the forward and reverse sweeps; return the gradient at the new inputs."""
-        return self.value_and_gradient(*xs)[1]
-
-    def format(self, with_adjoints=True):
-        """The Wengert list as text: one line per record with its value and adjoint."""
-        t = self.arrays
-        adj = t.reverse(self.out_id) if (with_adjoints and self.out_id >= 0) else None
-        names = {i: f"input x{j}" if len(t.inputs) > 1 else "input x"
-                 for j, i in enumerate(t.inputs)}
-        return t.format(adj, names)
-
-    def __str__(self):
-        return self.format()
-
-
-def record(f, *args, argnums=0, **kwargs):
-    """Record ``f(*args, **kwargs)`` once and return a replayable :class:`Tape`."""
-    rec, out, single, nums = _record(f, args, kwargs, argnums)
-    if isinstance(out, Active):
-        return Tape(rec.freeze(), out._i, float(out._v), single)
-    return Tape(rec.freeze(), -1, out, single)

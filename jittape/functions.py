@@ -158,6 +158,32 @@ def min_(x, axis=None, out=None, keepdims=False, **kw):
     return _reduce(K.MIN, np.min, x, axis, keepdims, out=out, **kw)
 
 
+def _argext(opc, npf, x, axis=None, out=None, keepdims=False):
+    """``np.argmax``/``np.argmin``: plain integers, guarded (control flow may use them)."""
+    if out is not None:
+        raise NotDifferentiableError(f"np.{npf.__name__}(out=...) on active values")
+    v = np.asarray(x._v)
+    z = npf(v, axis=axis, keepdims=keepdims)
+    if axis is None:
+        layout = (1, v.size, 1)
+    else:
+        ax = _axes(axis, v.ndim)[0]
+        layout = (int(np.prod(v.shape[:ax])), v.shape[ax], int(np.prod(v.shape[ax + 1:])))
+    t = x._t
+    r = _new(Active, t, opc, x._i, -1, t.push_pool(layout), 0.0,
+             z.astype(np.float64) if np.ndim(z) else float(z))
+    guard(r)
+    return z
+
+
+def argmax(x, axis=None, out=None, keepdims=False):
+    return _argext(K.ARGMAX, np.argmax, x, axis, out, keepdims)
+
+
+def argmin(x, axis=None, out=None, keepdims=False):
+    return _argext(K.ARGMIN, np.argmin, x, axis, out, keepdims)
+
+
 # --- joining -----------------------------------------------------------------------------
 def concatenate(arrays, axis=0, out=None, **kw):
     if out is not None or kw.get("dtype") is not None:
@@ -242,7 +268,7 @@ FUNCTIONS = {
     np.sum: sum_, np.mean: mean, np.prod: prod, np.max: max_, np.amax: max_, np.min: min_,
     np.amin: min_, np.reshape: reshape, np.ravel: ravel, np.transpose: transpose,
     np.broadcast_to: broadcast_to, np.concatenate: concatenate, np.stack: stack,
-    np.where: where, np.dot: dot, np.matmul: matmul,
+    np.where: where, np.dot: dot, np.matmul: matmul, np.argmax: argmax, np.argmin: argmin,
     np.shape: _shape_query(np.shape), np.ndim: _shape_query(np.ndim),
     np.size: _shape_query(np.size),
 }

@@ -102,6 +102,8 @@ OPS = [
     _op("guard", 1, [],
         "no derivative; the forward sweep checks x still has the recorded value (the outcome "
         "of a comparison that Python control flow used)"),
+    _op("argmax", 1, [np.argmax], "no derivative (integer result); guarded when used"),
+    _op("argmin", 1, [np.argmin], "no derivative (integer result); guarded when used"),
 ]
 
 assert [s.code for s in OPS] == list(range(K.NUM_OPCODES)), "op table out of opcode order"

@@ -89,7 +89,9 @@ MAX = 47
 MIN = 48
 MATMUL = 49  # pool[k:] = m, kk, n: (m, kk) @ (kk, n)
 GUARD = 50  # forward sweep checks record a still equals this record's value
-NUM_OPCODES = 51
+ARGMAX = 51  # index of the first maximum (as a float), layout as SUM; no derivative
+ARGMIN = 52
+NUM_OPCODES = 53
 
 
 # --- unary element rules: forward f(x, c) beside derivative d(x, y, c) = dy/dx -----------
@@ -504,8 +506,13 @@ def _reduce_fwd(opc, val, o, ia, outer, n, inner):
     for r in range(outer):
         for q in range(inner):
             base = ia + r * n * inner + q
-            acc = val[base]
-            for t in range(1, n):
+            if opc == SUM or opc == PROD:  # start from the identity: empty sums are 0
+                acc = 0.0 if opc == SUM else 1.0
+                first = 0
+            else:  # MAX, MIN of an empty axis are refused when recording
+                acc = val[base]
+                first = 1
+            for t in range(first, n):
                 x = val[base + t * inner]
                 if opc == SUM:
                     acc += x
@@ -578,6 +585,24 @@ def _matmul_rev(val, adj, o, ia, ib, m, kk, n):
                 s += g * val[ib + t * n + j]
                 adj[ib + t * n + j] += x * g
             adj[ia + i * kk + t] += s
+
+
+@njit(inline="always")
+def _argext_fwd(is_max, val, o, ia, outer, n, inner):
+    # NumPy's convention: the first extremum wins; a NaN is the extremum
+    for r in range(outer):
+        for q in range(inner):
+            base = ia + r * n * inner + q
+            best = 0
+            bv = val[base]
+            for t in range(1, n):
+                x = val[base + t * inner]
+                if bv != bv:
+                    break
+                if x != x or (x > bv if is_max else x < bv):
+                    best = t
+                    bv = x
+            val[o + r * inner + q] = best
 
 
 # --- the sweeps ---------------------------------------------------------------------------
@@ -718,6 +743,9 @@ def forward_sweep(op, a, b, k, c, off, pool, val, first):
             for j in range(n):
                 if val[ia + j] != val[o + j]:
                     return i
+        elif opc == ARGMAX or opc == ARGMIN:
+            p = k[i]
+            _argext_fwd(opc == ARGMAX, val, o, ia, pool[p], pool[p + 1], pool[p + 2])
     return -1
 
 
@@ -730,7 +758,7 @@ def reverse_sweep(op, a, b, k, c, off, pool, val, adj, last):
     """
     for i in range(last, -1, -1):
         opc = op[i]
-        if opc <= CONST or opc == GUARD:
+        if opc <= CONST or opc >= GUARD:  # leaves, guards, ARGMAX/ARGMIN: no derivative
             continue
         o = off[i]
         n = off[i + 1] - o

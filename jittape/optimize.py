@@ -1,0 +1,67 @@
+"""``scipy.optimize.minimize`` with gradients and constraint Jacobians from replayed tapes."""
+
+import numpy as np
+import scipy.optimize as so
+
+from .replay import taped
+
+
+def _with_jacobian(con):
+    """A constraint with its Jacobian from a taped function, unless it already has one."""
+    if isinstance(con, so.NonlinearConstraint):
+        if callable(con.jac):
+            return con
+        jac = taped(con.fun).jacobian
+        return so.NonlinearConstraint(con.fun, con.lb, con.ub, jac=jac,
+                                      keep_feasible=con.keep_feasible)
+    if isinstance(con, dict):
+        if "jac" in con or "fun" not in con:
+            return con
+        return dict(con, jac=taped(con["fun"]).jacobian)
+    return con  # LinearConstraint and the like need no derivative
+
+
+def minimize(fun, x0, args=(), method=None, *, jac=None, constraints=(), **kwargs):
+    """``scipy.optimize.minimize`` with the value and gradient of ``fun`` from replayed tapes.
+
+    ``fun(x, *args)`` is recorded on the first call and replayed natively afterwards
+    (re-recorded when a guard fails; see :func:`jittape.taped`). Each evaluation runs one
+    forward and one reverse sweep and hands scipy the value and the gradient together
+    (``jac=True``), so no iteration pays two evaluations. Constraints given as functions
+    (``{'type': 'ineq', 'fun': c}`` or ``NonlinearConstraint(c, lb, ub)`` without a callable
+    ``jac``) get their Jacobians from taped functions too. Every other keyword (``bounds``,
+    ``callback``, ``options``, ``tol``, ``hess``, ...) is passed to scipy unchanged.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(x, *args) -> float``, plain NumPy code; ``x`` is a 1-D float64 array of shape
+        ``(n,)``.
+    x0 : array_like, shape (n,)
+    args : tuple
+        Extra arguments of ``fun``: constants of the tape (a change re-records).
+    method : str, optional
+        Any gradient-based method of ``scipy.optimize.minimize``.
+
+    Returns
+    -------
+    scipy.optimize.OptimizeResult
+        scipy's result; ``result.replay_stats`` holds the :class:`jittape.replay.ReplayStats`
+        of the objective.
+
+    Raises
+    ------
+    ValueError
+        If ``jac`` is given: the gradient is jittape's to supply.
+    """
+    if jac is not None:
+        raise ValueError("jittape.minimize supplies the gradient itself; pass jac to "
+                         "scipy.optimize.minimize directly to use your own")
+    tf = taped(fun)
+    if isinstance(constraints, (dict, so.NonlinearConstraint, so.LinearConstraint)):
+        constraints = [constraints]
+    constraints = [_with_jacobian(c) for c in constraints]
+    res = so.minimize(tf.value_and_grad, np.asarray(x0, dtype=np.float64), args=args,
+                      method=method, jac=True, constraints=constraints, **kwargs)
+    res.replay_stats = tf.stats
+    return res

@@ -1,0 +1,319 @@
+"""Record once, replay natively: the :class:`Tape`, :func:`record` and :func:`taped`.
+
+A recorded tape is a straight-line program. Replaying it at new inputs runs the Numba
+forward sweep (recomputing every record's value) and then the reverse sweep, with no Python
+per record: the taping approach of ADOL-C and CppAD (Griewank & Walther, "Evaluating
+Derivatives", 2nd ed., SIAM 2008, sec. 6.3). The program is valid only where the recorded
+control flow holds: every Python decision taken on an active value is a GUARD record, and a
+guard that comes out differently on replay raises :class:`GuardFailure`. :func:`taped` turns
+that into automatic re-recording, with a small cache of tapes per input shape.
+"""
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import sweeps as K
+from .active import Active
+from .api import _normalize_argnums, _record
+from .errors import GuardFailure, NonScalarOutputError
+
+
+class Tape:
+    """A recorded function that replays at new inputs with the Numba sweeps.
+
+    Create one with :func:`record` or load one with :func:`jittape.load`. Methods take the
+    differentiated arguments only (positional, in ``argnums`` order), each a float or an
+    array of the shape it had when recorded; other arguments stay as recorded.
+
+    Attributes
+    ----------
+    arrays : jittape.tape.TapeArrays
+        The tape columns (NumPy arrays); ``arrays.val`` holds the values of the recording.
+    n_records, nbytes : int
+        Number of records; bytes of all tape arrays.
+
+    Raises
+    ------
+    GuardFailure
+        From the replay methods: recorded control flow (a comparison used by ``if``, a mask,
+        an ``argmax``) comes out differently at the new inputs. Record again there, or use
+        :func:`taped`, which does so automatically.
+    ValueError
+        An input's shape differs from the recorded one.
+    """
+
+    def __init__(self, arrays, out_id, out_shape=(), out_value=0.0, single=True):
+        self.arrays = arrays
+        self.out_id = int(out_id)  # -1: the output does not depend on the inputs
+        self.out_shape = tuple(out_shape)
+        self.out_value = out_value
+        self.single = bool(single)
+
+    @property
+    def n_records(self):
+        return self.arrays.n_records
+
+    @property
+    def nbytes(self):
+        return self.arrays.nbytes
+
+    # --- sweeps ---
+    def _forward(self, xs):
+        """A fresh value buffer with ``xs`` loaded and the forward sweep run over it."""
+        t = self.arrays
+        if len(xs) != len(t.inputs):
+            raise TypeError(f"the tape was recorded with {len(t.inputs)} differentiated "
+                            f"argument(s), got {len(xs)}")
+        val = t.val.copy()  # per call: replays from several threads never share buffers
+        for i, x in zip(t.inputs, xs):
+            lo, hi = t.off[i], t.off[i + 1]
+            if type(x) is float and hi - lo == 1 and i not in t.shapes:
+                val[lo] = x
+                continue
+            x = np.asarray(x, dtype=np.float64)
+            if x.shape != t.shape(i):
+                raise ValueError(f"input shape {x.shape} differs from the recorded shape "
+                                 f"{t.shape(i)}; record the function again for this shape "
+                                 f"(jittape.taped does so automatically)")
+            val[lo:hi] = x.ravel()
+        bad = K.forward_sweep(t.op, t.a, t.b, t.k, t.c, t.off, t.pool, val, 0)
+        if bad >= 0:
+            raise GuardFailure(
+                f"guard at record {bad} failed: the control flow recorded at the original point "
+                f"differs at the new inputs; record the function again there.", bad)
+        return val
+
+    def _reverse(self, val, seed):
+        t = self.arrays
+        adj = np.zeros_like(val)
+        if self.out_id >= 0:
+            adj[t.off[self.out_id]:t.off[self.out_id + 1]] = seed
+            K.reverse_sweep(t.op, t.a, t.b, t.k, t.c, t.off, t.pool, val, adj, self.out_id)
+        return adj
+
+    def _output(self, val):
+        if self.out_id < 0:
+            return self.out_value
+        t = self.arrays
+        v = val[t.off[self.out_id]:t.off[self.out_id + 1]]
+        return float(v[0]) if self.out_shape == () else v.reshape(self.out_shape).copy()
+
+    def _input_adjoints(self, adj):
+        t = self.arrays
+        grads = []
+        for i in t.inputs:
+            g = adj[t.off[i]:t.off[i + 1]]
+            grads.append(float(g[0]) if i not in t.shapes else g.reshape(t.shapes[i]).copy())
+        return grads[0] if self.single else tuple(grads)
+
+    def _require_scalar(self):
+        if self.out_shape != ():
+            raise NonScalarOutputError(
+                f"the tape's output has shape {self.out_shape}: use vjp() or jacobian(), "
+                f"gradient() is for scalar outputs")
+
+    # --- public replay ---
+    def value(self, *xs):
+        """f at new inputs: float (or ndarray for a vector output)."""
+        return self._output(self._forward(xs))
+
+    def value_and_gradient(self, *xs, _val=None):
+        """``(f(xs), gradient)`` from one forward and one reverse sweep."""
+        self._require_scalar()
+        val = self._forward(xs) if _val is None else _val
+        return self._output(val), self._input_adjoints(self._reverse(val, 1.0))
+
+    def gradient(self, *xs):
+        """The gradient at new inputs (float or ndarray of the input's shape)."""
+        return self.value_and_gradient(*xs)[1]
+
+    def vjp(self, xs, cotangent, _val=None):
+        """``(f(xs), cotangent^T J(xs))``: one forward and one reverse sweep.
+
+        ``xs`` is a tuple of the differentiated arguments; ``cotangent`` has the output's shape.
+        """
+        val = self._forward(tuple(xs)) if _val is None else _val
+        seed = np.asarray(cotangent, dtype=np.float64)
+        if seed.shape != self.out_shape:
+            raise ValueError(f"cotangent shape {seed.shape} differs from the output shape "
+                             f"{self.out_shape}")
+        return self._output(val), self._input_adjoints(self._reverse(val, seed.ravel()))
+
+    def jacobian(self, *xs, _val=None):
+        """The Jacobian of a single-input tape, shape ``out_shape + in_shape``.
+
+        One forward sweep, then one reverse sweep per output element (reverse mode pays per
+        output; Griewank & Walther sec. 3.3).
+        """
+        if not self.single:
+            raise TypeError("jacobian() is for tapes of one differentiated argument")
+        val = self._forward(xs) if _val is None else _val
+        t = self.arrays
+        in_shape = t.shape(t.inputs[0])
+        m = int(np.prod(self.out_shape))
+        jac = np.zeros((m, int(np.prod(in_shape))))
+        for r in range(m):
+            seed = np.zeros(m)
+            seed[r] = 1.0
+            g = self._input_adjoints(self._reverse(val, seed))
+            jac[r] = np.ravel(g)
+        return jac.reshape(self.out_shape + in_shape)
+
+    # --- inspection and storage ---
+    def format(self, with_adjoints=True):
+        """The Wengert list as text: one line per record with its value (and adjoint)."""
+        t = self.arrays
+        adj = None
+        if with_adjoints and self.out_id >= 0 and self.out_shape == ():
+            adj = self._reverse(t.val, 1.0)
+        names = {i: (f"input x{j}" if len(t.inputs) > 1 else "input x")
+                 for j, i in enumerate(t.inputs)}
+        return t.format(adj, names)
+
+    def __str__(self):
+        return self.format()
+
+    def __repr__(self):
+        return (f"<jittape.Tape: {self.n_records} records, {self.nbytes} bytes, "
+                f"output shape {self.out_shape}>")
+
+    def save(self, path):
+        """Write the tape to ``path`` as ``.npz`` (no pickle needed to load it)."""
+        from .tapefile import save
+        save(self, path)
+
+
+def record(f, *args, argnums=0, **kwargs):
+    """Record ``f(*args, **kwargs)`` once and return a replayable :class:`Tape`.
+
+    The output may be a scalar (for gradients) or an array (for ``vjp``/``jacobian``).
+    ``argnums`` selects the differentiated positional arguments; the others are recorded as
+    constants.
+    """
+    return _record_tape(f, args, kwargs, argnums)
+
+
+def _record_tape(f, args, kwargs, argnums):
+    rec, out, single, _ = _record(f, args, kwargs, argnums, vector_output=True)
+    if isinstance(out, Active):
+        return Tape(rec.freeze(), out._i, np.shape(out._v), None, single)
+    return Tape(rec.freeze(), -1, np.shape(out), out if np.ndim(out) else float(out), single)
+
+
+@dataclass
+class ReplayStats:
+    """Counters of a :class:`TapedFunction`: ``recordings`` (tapes recorded), ``replays``
+    (calls answered by a cached tape), ``guard_failures`` (replays whose guard failed),
+    ``shape_changes`` (recordings caused by a new input shape or new constant arguments)."""
+
+    recordings: int = 0
+    replays: int = 0
+    guard_failures: int = 0
+    shape_changes: int = 0
+
+
+class _Entry:
+    __slots__ = ("key", "tape", "consts")
+
+    def __init__(self, key, tape, consts):
+        self.key, self.tape, self.consts = key, tape, consts
+
+
+def _snapshot(x):
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    return x
+
+
+def _same(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+                and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except Exception:  # incomparable objects: record again rather than risk a stale tape
+        return False
+
+
+class TapedFunction:
+    """``f`` recorded on its first call and replayed natively on later calls.
+
+    Re-records when a guard fails, when a differentiated input's shape changes, or when a
+    non-differentiated argument changes value (those are constants of the tape, compared by
+    value at each call). Keeps up to ``max_tapes`` tapes, most recently used first, so code
+    that alternates between branches does not re-record every time.
+
+    Methods take the same arguments as ``f``: ``value_and_grad(*args)``, ``grad(*args)``,
+    ``jacobian(*args)`` (array output, one argument), and calling the object returns the value.
+    ``stats`` is a :class:`ReplayStats`.
+    """
+
+    def __init__(self, f, argnums=0, max_tapes=8):
+        self.f = f
+        self.argnums = argnums
+        self.max_tapes = int(max_tapes)
+        self.stats = ReplayStats()
+        self._entries = []
+        self.__name__ = getattr(f, "__name__", "taped")
+        self.__doc__ = getattr(f, "__doc__", None)
+
+    def _run(self, args, kwargs, method):
+        _, nums = _normalize_argnums(self.argnums, len(args))
+        xs = tuple(args[n] for n in nums)
+        key = tuple(np.shape(x) for x in xs)
+        others = [a for i, a in enumerate(args) if i not in nums]
+        for idx, e in enumerate(self._entries):
+            if e.key != key or not self._consts_match(e.consts, others, kwargs):
+                continue
+            try:
+                result = method(e.tape, xs, None)
+            except GuardFailure:
+                self.stats.guard_failures += 1
+                continue
+            self.stats.replays += 1
+            if idx:
+                self._entries.insert(0, self._entries.pop(idx))
+            return result
+        if self._entries and not any(e.key == key for e in self._entries):
+            self.stats.shape_changes += 1
+        tape = _record_tape(self.f, args, kwargs, self.argnums)
+        self.stats.recordings += 1
+        consts = ([_snapshot(a) for a in others], {k: _snapshot(v) for k, v in kwargs.items()})
+        self._entries.insert(0, _Entry(key, tape, consts))
+        del self._entries[self.max_tapes:]
+        # answer from the recording itself: replaying at the same point would redo its work
+        return method(tape, xs, tape.arrays.val)
+
+    @staticmethod
+    def _consts_match(consts, others, kwargs):
+        pos, kw = consts
+        return (len(pos) == len(others) and all(_same(a, b) for a, b in zip(pos, others))
+                and kw.keys() == kwargs.keys() and all(_same(kw[k], kwargs[k]) for k in kw))
+
+    def value_and_grad(self, *args, **kwargs):
+        """``(f(*args), gradient)`` as :func:`jittape.value_and_grad` returns them."""
+        return self._run(args, kwargs, lambda t, xs, val: t.value_and_gradient(*xs, _val=val))
+
+    def grad(self, *args, **kwargs):
+        return self.value_and_grad(*args, **kwargs)[1]
+
+    def jacobian(self, *args, **kwargs):
+        """Jacobian of an array-valued ``f`` w.r.t. its (single) differentiated argument."""
+        return self._run(args, kwargs, lambda t, xs, val: t.jacobian(*xs, _val=val))
+
+    def __call__(self, *args, **kwargs):
+        return self._run(args, kwargs,
+                         lambda t, xs, val: t.value(*xs) if val is None else t._output(val))
+
+
+def taped(f=None, *, argnums=0, max_tapes=8):
+    """Wrap ``f`` so that it is recorded once and replayed natively afterwards.
+
+    Usable as ``taped(f)`` or as a decorator ``@taped`` / ``@taped(argnums=(0, 1))``.
+    See :class:`TapedFunction`.
+    """
+    if f is None:
+        return lambda g: TapedFunction(g, argnums, max_tapes)
+    return TapedFunction(f, argnums, max_tapes)
