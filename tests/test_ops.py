@@ -132,6 +132,10 @@ SPECS += [
     # control flow on an active comparison: a GUARD record
     S("guard", lambda x: x[0] ** 2 if x[0] > 0 else -x[0], (3,), guards=True),
     S("guard", lambda x: x * 2 if x.sum() else x, (3,), guards=True),
+    # integer results used as indices: recorded and guarded
+    S("argmax", lambda x: x[np.argmax(x)] * x, (5,), guards=True),
+    S("argmax", lambda x: x[np.arange(3), np.argmax(x, axis=1)], (3, 4), guards=True),
+    S("argmin", lambda x: x[x.argmin()] ** 2, (5,), guards=True),
 ]
 
 
@@ -196,7 +200,7 @@ def test_table_kernels_and_specs_cover_the_same_opcodes():
         compare = {"LT", "LE", "GT", "GE", "EQ", "NE"}  # zero derivative: skipped in reverse
         covered = named | ranges | leaves
         if sweep is K.reverse_sweep:
-            covered |= compare | {"GUARD", "STOPGRAD"}
+            covered |= compare | {"GUARD", "STOPGRAD", "ARGMAX", "ARGMIN"}  # no derivative
         missing = {s.name.upper() for s in OPS} - covered
         assert not missing, f"{sweep.py_func.__name__} does not dispatch {missing}"
 
