@@ -429,6 +429,8 @@ def binary(opc, x, y):
             copc = _C_FORMS.get((opc, xa))
             if copc is not None:
                 c = float(cst)
+                if copc == K.POWC and c == 2.0:  # x**2: NumPy's fast path too, and no pow()
+                    return unary(K.SQUARE, act)
                 av = act._v
                 xv, yv = (av, c) if xa else (c, av)
                 if type(av) is float:

@@ -42,6 +42,10 @@ def getitem(x, key):
             raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}")
         z = float(v[i])
         return Active(x._t, x._t.push_scalar(K.SLICE, x._i, -1, i, 0.0, z), z)
+    if type(key) is slice and v.ndim == 1:  # x[1:], x[:-1]: no index array needed
+        start, stop, step = key.indices(v.shape[0])
+        if step == 1 and stop > start:
+            return _new(Active, x._t, K.SLICE, x._i, -1, start, 0.0, v[start:stop])
     key = _concrete_key(key)
     return _gather(x, _flat_index(x)[key], v[key])
 

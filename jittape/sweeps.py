@@ -338,6 +338,13 @@ def powc_f(x, c):
 
 @njit(inline="always")
 def powc_d(x, y, c):
+    # small integer exponents without a pow() call (10x cheaper, same value)
+    if c == 3.0:
+        return 3.0 * (x * x)
+    if c == 1.0:
+        return 1.0
+    if c == -1.0:
+        return -1.0 / (x * x)
     return 0.0 if c == 0.0 else c * x ** (c - 1.0)
 
 
