@@ -140,7 +140,7 @@ class TapeArrays:
                         self.val, adj, seed_record)
         return adj
 
-    def format(self, adj=None, names=None, max_elements=4):
+    def format(self, adj=None, names=None, max_elements=3):
         """The tape as text, one line per record: ``v3 = mul(v1, v2)  value  adjoint``.
 
         ``adj`` is an adjoint buffer from :meth:`reverse`; ``names`` maps record ids to
@@ -153,25 +153,28 @@ class TapeArrays:
         def show(buf, i):
             v = buf[self.off[i]:self.off[i + 1]]
             if v.size == 1 and i not in self.shapes:
-                return f"{v[0]: .6g}"
+                return f"{v[0]:.6g}"
             body = ", ".join(f"{x:.4g}" for x in v[:max_elements])
             return f"[{body}{', ...' if v.size > max_elements else ''}]"
 
-        lines = []
-        header = f"{'record':<8}{'operation':<30}{'value':>16}"
-        if adj is not None:
-            header += f"{'adjoint':>16}"
-        lines.append(header)
-        for i in range(self.n_records):
-            spec = OPS[self.op[i]]
-            args = [f"v{int(x)}" for x in (self.a[i], self.b[i]) if x >= 0]
+        def operation(i):
+            opc, a, b = int(self.op[i]), int(self.a[i]), int(self.b[i])
+            size = int(self.off[i + 1] - self.off[i])
+            if opc == K.SLICE:
+                k = int(self.k[i])
+                return f"v{a}[{k}]" if size == 1 and i not in self.shapes else \
+                    f"v{a}[{k}:{k + size}]"
+            spec = OPS[opc]
+            args = [f"v{x}" for x in (a, b) if x >= 0]
             if spec.uses_c:
                 args.append(f"{self.c[i]:g}")
-            if self.op[i] == K.WHERE:
+            if opc == K.WHERE:
                 args.insert(0, f"v{int(self.k[i])}")
-            label = names.get(i, f"{spec.name}({', '.join(args)})")
-            line = f"v{i:<7}{label:<30}{show(self.val, i):>16}"
-            if adj is not None:
-                line += f"{show(adj, i):>16}"
-            lines.append(line)
-        return "\n".join(lines)
+            return f"{spec.name}({', '.join(args)})"
+
+        rows = [(f"v{i}", names.get(i) or operation(i), show(self.val, i),
+                 show(adj, i) if adj is not None else "") for i in range(self.n_records)]
+        head = ("record", "operation", "value", "adjoint" if adj is not None else "")
+        widths = [max(len(r[j]) for r in rows + [head]) for j in range(4)]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+                         for r in [head] + rows)
