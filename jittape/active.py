@@ -137,12 +137,10 @@ class Active:
         return binary(K.POW, y, self)
 
     def __matmul__(self, y):
-        from .functions import matmul
-        return matmul(self, y)
+        return _functions.matmul(self, y)
 
     def __rmatmul__(self, y):
-        from .functions import matmul
-        return matmul(y, self)
+        return _functions.matmul(y, self)
 
     def __neg__(self):
         return unary(K.NEG, self)
@@ -172,8 +170,7 @@ class Active:
         return compare(K.NE, self, y)
 
     def __getitem__(self, key):
-        from .functions import getitem
-        return getitem(self, key)
+        return _functions.getitem(self, key)
 
     # --- NumPy-style methods ---
     def sum(self, axis=None, keepdims=False):
@@ -250,8 +247,7 @@ class Active:
         return handler(*inputs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from .functions import FUNCTIONS
-        handler = FUNCTIONS.get(func)
+        handler = _functions.FUNCTIONS.get(func)
         if handler is None:
             raise NotDifferentiableError(
                 f"numpy.{func.__name__} has no derivative rule in jittape. "
@@ -353,8 +349,7 @@ def _as_node(t, x, shape):
         return const(t, x)
     if np.size(x._v) == 1 or np.shape(x._v) == shape:
         return x
-    from .functions import broadcast_to
-    return broadcast_to(x, shape)
+    return _functions.broadcast_to(x, shape)
 
 
 # --- scalar primal functions: math first (fast), NumPy's conventions on domain errors ------
@@ -431,6 +426,8 @@ def binary(opc, x, y):
                 c = float(cst)
                 if copc == K.POWC and c == 2.0:  # x**2: NumPy's fast path too, and no pow()
                     return unary(K.SQUARE, act)
+                if copc == K.ADDC and c == 0.0 and type(act._v) is float and opc == K.ADD:
+                    return act  # s = 0.0; s = s + x[i]: no identity record
                 av = act._v
                 xv, yv = (av, c) if xa else (c, av)
                 if type(av) is float:
@@ -503,11 +500,10 @@ def _ufunc_handlers():
     h[np.logical_or] = lambda x, y: _logical(K.MAXIMUM, *((x, y) if isinstance(x, Predicate)
                                                            else (y, x)))
 
-    def matmul(x, y):
-        from .functions import matmul as mm
-        return mm(x, y)
-    h[np.matmul] = matmul
+    h[np.matmul] = lambda x, y: _functions.matmul(x, y)
     return h
 
 
 UFUNC_HANDLERS = _ufunc_handlers()
+
+from . import functions as _functions  # noqa: E402  (functions.py builds on this module)

@@ -1,13 +1,13 @@
 """``scipy.optimize.minimize`` with gradients and constraint Jacobians from replayed tapes."""
 
 import numpy as np
-import scipy.optimize as so
 
 from .replay import taped
 
 
 def _with_jacobian(con):
     """A constraint with its Jacobian from a taped function, unless it already has one."""
+    import scipy.optimize as so
     if isinstance(con, so.NonlinearConstraint):
         if callable(con.jac):
             return con
@@ -54,6 +54,8 @@ def minimize(fun, x0, args=(), method=None, *, jac=None, constraints=(), **kwarg
     ValueError
         If ``jac`` is given: the gradient is jittape's to supply.
     """
+    import scipy.optimize as so  # here, not at import: it doubles `import jittape`
+
     if jac is not None:
         raise ValueError("jittape.minimize supplies the gradient itself; pass jac to "
                          "scipy.optimize.minimize directly to use your own")

@@ -50,6 +50,8 @@ class Tape:
         self.out_shape = tuple(out_shape)
         self.out_value = out_value
         self.single = bool(single)
+        self._in_ids = None  # set on first replay (not pickled state that matters)
+        self._in_shapes = None
 
     @property
     def n_records(self):
@@ -72,12 +74,7 @@ class Tape:
             if type(x) is float and hi - lo == 1 and i not in t.shapes:
                 val[lo] = x
                 continue
-            x = np.asarray(x, dtype=np.float64)
-            if x.shape != t.shape(i):
-                raise ValueError(f"input shape {x.shape} differs from the recorded shape "
-                                 f"{t.shape(i)}; record the function again for this shape "
-                                 f"(jittape.taped does so automatically)")
-            val[lo:hi] = x.ravel()
+            val[lo:hi] = self._check_input(x, t.shape(i)).ravel()
         bad = K.forward_sweep(t.op, t.a, t.b, t.k, t.c, t.off, t.pool, val, 0)
         if bad >= 0:
             raise GuardFailure(
@@ -117,11 +114,57 @@ class Tape:
     # --- public replay ---
     def value(self, *xs):
         """f at new inputs: float (or ndarray for a vector output)."""
+        if self.out_shape == () and self.out_id >= 0:
+            return self._fast(xs, False)[0]
         return self._output(self._forward(xs))
+
+    def _fast(self, xs, want_grad):
+        """Scalar output: load, forward and reverse sweep in one Numba call."""
+        t = self.arrays
+        if self._in_ids is None:
+            self._in_ids = np.asarray(t.inputs, dtype=np.int64)
+            self._in_shapes = [t.shape(i) for i in t.inputs]
+        shapes = self._in_shapes
+        if len(xs) == 1:
+            x = xs[0]
+            if type(x) is not np.ndarray or x.dtype != np.float64 or x.shape != shapes[0]:
+                x = self._check_input(x, shapes[0])
+            xin = x.ravel() if x.ndim != 1 else x
+        else:
+            if len(xs) != len(shapes):
+                raise TypeError(f"the tape was recorded with {len(shapes)} differentiated "
+                                f"argument(s), got {len(xs)}")
+            xin = np.concatenate([self._check_input(x, s).ravel() for x, s in zip(xs, shapes)])
+        bad, value, g = K.replay_gradient(t.op, t.a, t.b, t.k, t.c, t.off, t.pool, t.val,
+                                          self._in_ids, xin, self.out_id, want_grad)
+        if bad >= 0:
+            raise GuardFailure(
+                f"guard at record {bad} failed: the control flow recorded at the original point "
+                f"differs at the new inputs; record the function again there.", bad)
+        if not want_grad:
+            return value, None
+        if self.single:
+            return value, (float(g[0]) if shapes[0] == () else g.reshape(shapes[0]))
+        grads, pos = [], 0
+        for s in shapes:
+            m = int(np.prod(s))
+            grads.append(float(g[pos]) if s == () else g[pos:pos + m].reshape(s))
+            pos += m
+        return value, tuple(grads)
+
+    @staticmethod
+    def _check_input(x, shape):
+        if np.shape(x) != shape:
+            raise ValueError(f"input shape {np.shape(x)} differs from the recorded shape "
+                             f"{shape}; record the function again for this shape "
+                             f"(jittape.taped does so automatically)")
+        return np.asarray(x, dtype=np.float64)
 
     def value_and_gradient(self, *xs, _val=None):
         """``(f(xs), gradient)`` from one forward and one reverse sweep."""
         self._require_scalar()
+        if _val is None and self.out_id >= 0:
+            return self._fast(xs, True)
         val = self._forward(xs) if _val is None else _val
         return self._output(val), self._input_adjoints(self._reverse(val, 1.0))
 

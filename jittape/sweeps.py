@@ -888,3 +888,36 @@ def arrays_signature():
     """The dtypes the sweeps are compiled for, in argument order (one specialization)."""
     return dict(op=np.int32, a=np.int32, b=np.int32, k=np.int32, c=np.float64,
                 off=np.int64, pool=np.int64, val=np.float64)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def replay_gradient(op, a, b, k, c, off, pool, val0, in_ids, xin, out_id, want_grad):
+    """One call for a whole replay of a scalar-output tape (saves per-call dispatch).
+
+    Loads the concatenated inputs ``xin`` into the INPUT records ``in_ids`` of a copy of
+    ``val0``, runs the forward sweep and, if ``want_grad``, the reverse sweep seeded at
+    ``out_id``. Returns ``(failed guard or -1, output value, concatenated input adjoints)``.
+    """
+    val = val0.copy()
+    pos = 0
+    for i in in_ids:
+        lo = off[i]
+        m = off[i + 1] - lo
+        val[lo:lo + m] = xin[pos:pos + m]
+        pos += m
+    g = np.zeros(xin.shape[0])
+    bad = forward_sweep(op, a, b, k, c, off, pool, val, 0)
+    if bad >= 0:
+        return bad, 0.0, g
+    value = val[off[out_id]]
+    if want_grad:
+        adj = np.zeros(val.shape[0])
+        adj[off[out_id]] = 1.0
+        reverse_sweep(op, a, b, k, c, off, pool, val, adj, out_id)
+        pos = 0
+        for i in in_ids:
+            lo = off[i]
+            m = off[i + 1] - lo
+            g[pos:pos + m] = adj[lo:lo + m]
+            pos += m
+    return bad, value, g
