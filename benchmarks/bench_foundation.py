@@ -18,8 +18,11 @@ Every gradient (eager and replayed) is checked against a reference first (Rosenb
 ``scipy.optimize.rosen_der``; chain: its hand-written gradient); the script aborts if one
 is wrong.
 
-What is measured (all times are medians of repeated ``timeit`` samples)
--------------------------------------------------------------------------
+What is measured
+----------------
+All in-process times are medians of ``timeit`` samples taken round-robin: one sample of
+each of the five functions below per round, so they are measured side by side.
+
 * ``f(x)``: the plain NumPy objective.
 * ``grad`` (eager): ``jittape.grad(f)(x)``: record the tape, freeze it, reverse sweep.
   ``grad/f`` is its ratio to ``f(x)``: the price of one gradient in objective evaluations.
@@ -28,13 +31,16 @@ What is measured (all times are medians of repeated ``timeit`` samples)
   sweep + reverse sweep, no Python recording. ``replay/f`` is its ratio to ``f(x)``.
 * ``record``: ``jittape.record(f, x)`` alone (record + freeze): the Python side of ``grad``.
 * ``sweep``: ``tape.arrays.reverse(tape.out_id)`` alone (adjoint buffer allocation and the
-  Numba reverse sweep), also given as records per second and as a share of eager ``grad``.
+  Numba reverse sweep), also as records per second, nanoseconds per tape element (array
+  records) and as a share of eager ``grad``.
 * ``B/record``: ``tape.nbytes / tape.n_records`` (columns, values and integer pool).
 * Start-up, each in a fresh interpreter (``sys.executable -c``): ``import numpy``, then
   ``import numba``, then ``import jittape`` (cumulative), and the first eager gradient and
   the first replay of a tiny function. *cold*: ``NUMBA_CACHE_DIR`` is a new empty directory
-  so Numba compiles the sweeps; *warm*: the same directory again, already filled (run twice,
-  the second run is reported) so Numba loads them from its on-disk cache.
+  so Numba compiles the sweeps; *warm*: the same directory after the cold run filled it,
+  run twice and the second run reported, so Numba loads them from its on-disk cache. The warm first
+  gradient still pays Numba's one-time start (loading the cache index, setting up the
+  LLVM JIT), once per process.
 
 How to read the numbers
 -----------------------
@@ -42,7 +48,8 @@ The machines these run on are shared and noisy, so absolute times move from run 
 Everything in one table is measured side by side in one process and one run, and the
 ratios (``grad/f``, ``replay/f``) are the figures to compare across runs and machines: they
 cancel most of the machine's speed. Medians, not means, so that a stray slow sample does
-not move them.
+not move them. ``record`` and ``sweep`` are timed on their own, so with noise their shares
+of ``grad`` need not add up to exactly 100 %.
 """
 
 import argparse
@@ -95,7 +102,7 @@ def chain_grad(x):
     return g
 
 
-def workloads(quick):
+def workloads():
     """(label, f, x, reference gradient function) for every benchmarked case."""
     rng = np.random.default_rng(0)
     cases = [(f"rosen n={n:,}", rosen, rng.uniform(-1.5, 1.5, n), rosen_der)
@@ -123,27 +130,44 @@ def verify(label, f, x, ref):
     x2 = x + 0.01 * np.cos(np.arange(x.size))
     check_gradient(label, "replay at x'", tape.gradient(x2), ref(x2))
     value = tape.value(x2)
-    if not np.isclose(value, f(x2), rtol=1e-12):
+    if not np.isclose(value, f(x2), rtol=1e-10):
         sys.exit(f"WRONG VALUE for {label} (replay): {value} vs {f(x2)}")
 
 
 # --- timing ------------------------------------------------------------------------------
-def median_time(fn, quick):
-    """Median seconds per call of ``fn()``: the repeat count is chosen from its size.
-
-    Each sample loops ``fn`` enough times to last about ``target`` seconds (so that timer
-    resolution does not matter for microsecond calls), and the number of samples shrinks
-    for slow calls so that one measurement stays within ``budget`` seconds.
-    """
-    target, budget, max_repeat = (0.02, 0.5, 7) if quick else (0.05, 4.0, 25)
+def calibrate(fn, target):
+    """Calls of ``fn`` per sample so that one sample lasts about ``target`` seconds."""
     fn()  # warm-up: caches, lazy imports, first-touch allocation
     t0 = timeit.default_timer()
     fn()
     once = max(timeit.default_timer() - t0, 1e-7)
-    number = max(1, int(target / once))
-    repeat = int(min(max_repeat, max(3, budget / (number * once))))
-    samples = timeit.repeat(fn, repeat=repeat, number=number)
-    return statistics.median(samples) / number
+    return max(1, int(target / once)), once
+
+
+def median_times(fns, quick):
+    """Median seconds per call of each ``fns[name]()``, sampled round-robin.
+
+    Each sample loops a function enough times to last about ``target`` seconds (so timer
+    resolution does not matter for microsecond calls). The samples of all functions are
+    interleaved, one per function per round, so a burst of load from other processes on a
+    shared machine hits all of them alike. The number of rounds is chosen from the size of
+    the workload: as many as fit in ``budget`` seconds, between ``min_rounds`` and
+    ``max_rounds``.
+    """
+    target, budget, min_rounds, max_rounds = ((0.01, 1.0, 3, 7) if quick
+                                              else (0.05, 12.0, 5, 41))
+    numbers = {}
+    round_time = 0.0
+    for name, fn in fns.items():
+        number, once = calibrate(fn, target)
+        numbers[name] = number
+        round_time += number * once
+    rounds = int(min(max_rounds, max(min_rounds, budget / round_time)))
+    samples = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            samples[name].append(timeit.timeit(fn, number=numbers[name]) / numbers[name])
+    return {name: statistics.median(s) for name, s in samples.items()}
 
 
 def measure(label, f, x, quick):
@@ -153,11 +177,11 @@ def measure(label, f, x, quick):
     arrays, out = tape.arrays, tape.out_id
     r = {"label": label, "n_records": tape.n_records, "elements": arrays.val.size,
          "nbytes": tape.nbytes}
-    r["f"] = median_time(lambda: f(x), quick)
-    r["grad"] = median_time(lambda: g(x), quick)
-    r["replay"] = median_time(lambda: tape.gradient(x), quick)
-    r["record"] = median_time(lambda: jittape.record(f, x), quick)
-    r["sweep"] = median_time(lambda: arrays.reverse(out), quick)
+    r.update(median_times({"f": lambda: f(x),
+                           "grad": lambda: g(x),
+                           "replay": lambda: tape.gradient(x),
+                           "record": lambda: jittape.record(f, x),
+                           "sweep": lambda: arrays.reverse(out)}, quick))
     return r
 
 
@@ -238,11 +262,12 @@ def timing_table(results):
 
 def tape_table(results):
     header = ["workload", "elements", "B/record", "record (+freeze)", "record % of grad",
-              "sweep", "sweep % of grad", "sweep records/s"]
+              "sweep", "sweep % of grad", "sweep records/s", "sweep ns/element"]
     rows = [[r["label"], f"{r['elements']:,}", f"{r['nbytes'] / r['n_records']:,.1f}",
              fmt_time(r["record"]), f"{100 * r['record'] / r['grad']:.0f} %",
              fmt_time(r["sweep"]), f"{100 * r['sweep'] / r['grad']:.0f} %",
-             f"{r['n_records'] / r['sweep']:,.3g}"] for r in results]
+             f"{r['n_records'] / r['sweep']:,.3g}",
+             f"{r['sweep'] / r['elements'] * 1e9:.2f}"] for r in results]
     return table(header, rows)
 
 
@@ -251,8 +276,8 @@ def startup_table(cold, warm):
     labels = [("numpy", "`import numpy`"),
               ("numba", "`import numpy, numba` (cumulative)"),
               ("jittape", "`import jittape` (cumulative, total import)"),
-              ("first_grad", "first `grad(f)(x)`, tiny f (reverse sweep)"),
-              ("first_replay", "first `tape.gradient(x)` (+ forward sweep)")]
+              ("first_grad", "first `grad(f)(x)`, tiny f (reverse sweep compiled/loaded)"),
+              ("first_replay", "then first `tape.gradient(x)` (+ forward sweep)")]
     rows = [[text, fmt_time(cold[k]), fmt_time(warm[k])] for k, text in labels]
     total = lambda r: r["jittape"] + r["first_grad"] + r["first_replay"]
     rows.append(["**total: import + first grad + first replay**",
@@ -295,7 +320,9 @@ def report(results, cold, warm, trials, quick):
         f"## Start-up (median of {trials} fresh interpreter(s) each)", "",
         startup_table(cold, warm), "",
         "Cold: `NUMBA_CACHE_DIR` is a new empty directory (Numba compiles the sweeps). "
-        "Warm: the same directory after a first run filled it (second run reported).", ""])
+        "Warm: the same directory after the cold run filled it, run twice, the second "
+        "reported; its first gradient still pays Numba's one-time start in the process "
+        "(cache index, LLVM JIT set-up).", ""])
 
 
 def main():
@@ -306,7 +333,7 @@ def main():
                         help=f"Markdown file to write (default {RESULTS.relative_to(ROOT)})")
     args = parser.parse_args()
 
-    cases = workloads(args.quick)
+    cases = workloads()
     for label, f, x, ref in cases:
         verify(label, f, x, ref)
     print("gradients verified; timing ...", file=sys.stderr)

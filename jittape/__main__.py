@@ -1,0 +1,67 @@
+"""Command line: ``python -m jittape {demo,ops}`` (also installed as the ``jittape`` script).
+
+``demo`` finds the global minimum of the 13-atom Lennard-Jones cluster with basin-hopping
+and jittape gradients, compares with finite differences and prints a Wengert tape
+(:func:`jittape.demo.run_demo`). ``ops`` prints the op table: every differentiable
+operation with its NumPy functions and adjoint rule (:func:`jittape.ops.format_table`).
+"""
+
+import argparse
+import os
+import sys
+
+
+def _build_parser():
+    parser = argparse.ArgumentParser(
+        prog="jittape",
+        description="jittape: reverse-mode AD of plain NumPy code on a flat Wengert tape "
+                    "swept by Numba.")
+    sub = parser.add_subparsers(dest="command", metavar="{demo,ops}")
+    demo = sub.add_parser(
+        "demo", help="LJ13 global minimum by basin-hopping with jittape gradients",
+        description="Minimize the 13-atom Lennard-Jones cluster with "
+                    "scipy.optimize.basinhopping + L-BFGS-B using jittape gradients, compare "
+                    "with SciPy finite differences, then print a small Wengert tape.")
+    demo.add_argument("--seed", type=int, default=0,
+                      help="random seed of the start and the steps (default: 0)")
+    demo.add_argument("--niter", type=int, default=None,
+                      help="basin-hopping iterations (default: run_demo's, 60)")
+    demo.add_argument("--no-fd", action="store_true",
+                      help="skip the finite-difference comparison run")
+    sub.add_parser("ops", help="print the op table (operations and derivative rules)",
+                   description="Print every opcode with its arity, NumPy functions and "
+                               "adjoint rule.")
+    return parser
+
+
+def main(argv=None):
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit code.
+
+    With no subcommand the help is printed and ``SystemExit(2)`` is raised (as argparse does
+    for a usage error).
+    """
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        raise SystemExit(2)
+    try:
+        if args.command == "ops":
+            from .ops import format_table
+            print(format_table())
+        elif args.command == "demo":
+            from .demo import run_demo
+            kwargs = {"seed": args.seed, "compare_fd": not args.no_fd}
+            if args.niter is not None:
+                kwargs["niter"] = args.niter
+            run_demo(**kwargs)
+        sys.stdout.flush()
+    except BrokenPipeError:  # output piped into e.g. `head`, which closed early
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes at exit
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
