@@ -9,7 +9,7 @@ guard that comes out differently on replay raises :class:`GuardFailure`. :func:`
 that into automatic re-recording, with a small cache of tapes per input shape.
 """
 
-from collections import OrderedDict
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,8 +50,40 @@ class Tape:
         self.out_shape = tuple(out_shape)
         self.out_value = out_value
         self.single = bool(single)
-        self._in_ids = None  # set on first replay (not pickled state that matters)
+        self._in_ids = None  # set on first replay
         self._in_shapes = None
+        self._kernel = None  # set by compile(); not pickled (machine code)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_kernel"] = None
+        return state
+
+    def compile(self):
+        """Compile the tape into one specialised Numba function (:mod:`jittape.compiler`).
+
+        Later replays run it instead of the interpreter: scalar records become locals and
+        elementwise array records fuse into single loops. Takes about a second of Numba
+        compile time the first time a tape of this structure is seen (then cached on disk).
+        Returns ``self``.
+
+        Raises
+        ------
+        ValueError
+            For tapes that do not compile (see :func:`jittape.compiler.compile_tape`).
+        """
+        from .compiler import compile_tape
+        kernel, val0 = compile_tape(self)
+        t = self.arrays
+        x0 = np.concatenate([t.val[t.off[i]:t.off[i + 1]] for i in t.inputs])
+        kernel(val0, x0, t.pool, True)  # compile now rather than at the first replay
+        self._kernel = (kernel, val0)
+        return self
+
+    @property
+    def compiled(self):
+        """Whether replays run a compiled kernel rather than the interpreter."""
+        return self._kernel is not None
 
     @property
     def n_records(self):
@@ -130,13 +162,20 @@ class Tape:
             if type(x) is not np.ndarray or x.dtype != np.float64 or x.shape != shapes[0]:
                 x = self._check_input(x, shapes[0])
             xin = x.ravel() if x.ndim != 1 else x
+            if not (xin.flags.c_contiguous and xin.flags.writeable):
+                xin = xin.copy()  # one Numba specialization: contiguous, writeable float64
         else:
             if len(xs) != len(shapes):
                 raise TypeError(f"the tape was recorded with {len(shapes)} differentiated "
                                 f"argument(s), got {len(xs)}")
             xin = np.concatenate([self._check_input(x, s).ravel() for x, s in zip(xs, shapes)])
-        bad, value, g = K.replay_gradient(t.op, t.a, t.b, t.k, t.c, t.off, t.pool, t.val,
-                                          self._in_ids, xin, self.out_id, want_grad)
+            xin = xin if xin.ndim == 1 else xin.ravel()
+        if self._kernel is not None:
+            kernel, val0 = self._kernel
+            bad, value, g = kernel(val0, xin, t.pool, want_grad)
+        else:
+            bad, value, g = K.replay_gradient(t.op, t.a, t.b, t.k, t.c, t.off, t.pool, t.val,
+                                              self._in_ids, xin, self.out_id, want_grad)
         if bad >= 0:
             raise GuardFailure(
                 f"guard at record {bad} failed: the control flow recorded at the original point "
@@ -249,19 +288,28 @@ def _record_tape(f, args, kwargs, argnums):
 class ReplayStats:
     """Counters of a :class:`TapedFunction`: ``recordings`` (tapes recorded), ``replays``
     (calls answered by a cached tape), ``guard_failures`` (replays whose guard failed),
-    ``shape_changes`` (recordings caused by a new input shape or new constant arguments)."""
+    ``shape_changes`` (recordings caused by a new input shape or new constant arguments),
+    ``compilations`` (tapes compiled by :mod:`jittape.compiler`)."""
 
     recordings: int = 0
     replays: int = 0
     guard_failures: int = 0
     shape_changes: int = 0
+    compilations: int = 0
+
+
+def _compile_cost_estimate(tape):
+    """Seconds Numba may take to compile ``tape`` (measured: ~0.5 s + ~2 ms per record)."""
+    return 0.5 + 0.002 * tape.n_records
 
 
 class _Entry:
-    __slots__ = ("key", "tape", "consts")
+    __slots__ = ("key", "tape", "consts", "spent", "compile_tried")
 
     def __init__(self, key, tape, consts):
         self.key, self.tape, self.consts = key, tape, consts
+        self.spent = 0.0  # seconds spent replaying this tape through the interpreter
+        self.compile_tried = False
 
 
 def _snapshot(x):
@@ -291,12 +339,21 @@ class TapedFunction:
     Methods take the same arguments as ``f``: ``value_and_grad(*args)``, ``grad(*args)``,
     ``jacobian(*args)`` (array output, one argument), and calling the object returns the value.
     ``stats`` is a :class:`ReplayStats`.
+
+    ``compile`` chooses when a tape is compiled (:meth:`Tape.compile`): ``"auto"`` (default)
+    once the time spent replaying it through the interpreter exceeds an estimate of the compile
+    time, so compiling never costs more than about twice what it saves (the tiering rule of
+    JIT compilers); ``True`` at its first replay; ``False`` never. Tapes that do not compile
+    (too long) stay interpreted.
     """
 
-    def __init__(self, f, argnums=0, max_tapes=8):
+    def __init__(self, f, argnums=0, max_tapes=8, compile="auto"):
+        if compile not in ("auto", True, False):
+            raise ValueError(f"compile must be 'auto', True or False, got {compile!r}")
         self.f = f
         self.argnums = argnums
         self.max_tapes = int(max_tapes)
+        self.compile = compile
         self.stats = ReplayStats()
         self._entries = []
         self.__name__ = getattr(f, "__name__", "taped")
@@ -310,12 +367,17 @@ class TapedFunction:
         for idx, e in enumerate(self._entries):
             if e.key != key or not self._consts_match(e.consts, others, kwargs):
                 continue
+            t0 = time.perf_counter()
             try:
                 result = method(e.tape, xs, None)
             except GuardFailure:
                 self.stats.guard_failures += 1
                 continue
             self.stats.replays += 1
+            if not e.compile_tried and self.compile:
+                e.spent += time.perf_counter() - t0
+                if self.compile is True or e.spent > _compile_cost_estimate(e.tape):
+                    self._try_compile(e)
             if idx:
                 self._entries.insert(0, self._entries.pop(idx))
             return result
@@ -328,6 +390,16 @@ class TapedFunction:
         del self._entries[self.max_tapes:]
         # answer from the recording itself: replaying at the same point would redo its work
         return method(tape, xs, tape.arrays.val)
+
+    def _try_compile(self, entry):
+        entry.compile_tried = True
+        if entry.tape.out_shape != () or entry.tape.out_id < 0:
+            return
+        try:
+            entry.tape.compile()
+        except ValueError:  # too long to be worth compiling: stays interpreted
+            return
+        self.stats.compilations += 1
 
     @staticmethod
     def _consts_match(consts, others, kwargs):
@@ -351,12 +423,12 @@ class TapedFunction:
                          lambda t, xs, val: t.value(*xs) if val is None else t._output(val))
 
 
-def taped(f=None, *, argnums=0, max_tapes=8):
+def taped(f=None, *, argnums=0, max_tapes=8, compile="auto"):
     """Wrap ``f`` so that it is recorded once and replayed natively afterwards.
 
     Usable as ``taped(f)`` or as a decorator ``@taped`` / ``@taped(argnums=(0, 1))``.
     See :class:`TapedFunction`.
     """
     if f is None:
-        return lambda g: TapedFunction(g, argnums, max_tapes)
-    return TapedFunction(f, argnums, max_tapes)
+        return lambda g: TapedFunction(g, argnums, max_tapes, compile)
+    return TapedFunction(f, argnums, max_tapes, compile)

@@ -333,19 +333,26 @@ def rdivc_d(x, y, c):
 
 @njit(inline="always")
 def powc_f(x, c):
+    # small integer exponents by multiplication: about 10x cheaper than pow(), within 2 ulp
+    if c == 3.0:
+        return x * x * x
+    if c == -1.0:
+        return 1.0 / x
+    if c == -2.0:
+        return 1.0 / (x * x)
+    if c == -3.0:
+        return 1.0 / (x * x * x)
     return x**c
 
 
 @njit(inline="always")
 def powc_d(x, y, c):
-    # small integer exponents without a pow() call (10x cheaper, same value)
-    if c == 3.0:
-        return 3.0 * (x * x)
-    if c == 1.0:
-        return 1.0
-    if c == -1.0:
-        return -1.0 / (x * x)
-    return 0.0 if c == 0.0 else c * x ** (c - 1.0)
+    # c x^(c-1) = c y / x reuses the primal; pow() only where x = 0
+    if c == 0.0:
+        return 0.0
+    if x != 0.0 and y == y and abs(y) < math.inf:
+        return c * y / x
+    return c * x ** (c - 1.0)
 
 
 @njit(inline="always")
