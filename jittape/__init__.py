@@ -11,6 +11,10 @@ from .errors import (ActiveConversionError, GuardFailure, JittapeError, NonScala
 from .optimize import minimize
 from .replay import ReplayStats, Tape, TapedFunction, record, taped
 from .tapefile import load
+from .functions import logsumexp
+from . import scipy_special as _scipy_special
+
+_scipy_special.install()  # only if SciPy's special module is loaded already
 
 __version__ = "0.1.0"
 
@@ -27,7 +31,7 @@ def jacobian(f, argnums=0):
     return jac_f
 
 
-__all__ = ["grad", "value_and_grad", "jacobian", "record", "taped", "minimize", "load",
+__all__ = ["grad", "value_and_grad", "jacobian", "logsumexp", "record", "taped", "minimize", "load",
            "Tape", "TapedFunction", "ReplayStats", "primal", "stop_gradient",
            "ActiveConversionError", "GuardFailure", "JittapeError", "NonScalarOutputError",
            "NotDifferentiableError", "TapeFormatError"]

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import sweeps as K
 from .errors import ActiveConversionError, NotDifferentiableError
-from .ops import BY_NAME, UFUNC_OPCODES
+from .ops import BY_NAME, SCIPY_UFUNC_OPCODES, UFUNC_OPCODES
 
 
 class Active:
@@ -238,8 +238,10 @@ class Active:
         if extra:
             raise NotDifferentiableError(
                 f"{name} with keyword(s) {sorted(extra)} on active values is not supported.")
-        handler = UFUNC_HANDLERS.get(ufunc)
+        handler = UFUNC_HANDLERS.get(ufunc) or _scipy_handler(ufunc)
         if handler is None:
+            if getattr(np, ufunc.__name__, None) is not ufunc:
+                name = f"ufunc {ufunc.__name__} (not NumPy's; e.g. scipy.special)"
             raise NotDifferentiableError(
                 f"{name} has no derivative rule in jittape. `python -m jittape ops` lists "
                 f"the supported operations; compose it from those, or apply it to "
@@ -299,7 +301,7 @@ def guard(p):
     On replay the forward sweep checks that record ``p`` still has this value.
     """
     v = p._v
-    if type(v) is bool or type(v) is float:
+    if type(v) is bool or type(v) is float or np.ndim(v) == 0:
         p._t.push_scalar(K.GUARD, p._i, -1, 0, 0.0, float(v))
     else:
         p._t.push_array(K.GUARD, p._i, -1, 0, 0.0,
@@ -353,27 +355,44 @@ def _as_node(t, x, shape):
 
 
 # --- scalar primal functions: math first (fast), NumPy's conventions on domain errors ------
-def _py_unary(opc):
-    return {
-        K.NEG: operator.neg, K.ABS: abs, K.EXP: math.exp, K.LOG: math.log,
-        K.SQRT: math.sqrt, K.SQUARE: lambda x: x * x, K.SIN: math.sin, K.COS: math.cos,
-        K.TAN: math.tan, K.TANH: math.tanh, K.SINH: math.sinh, K.COSH: math.cosh,
-        K.ARCSIN: math.asin, K.ARCCOS: math.acos, K.ARCTAN: math.atan,
-        K.LOG1P: math.log1p, K.EXPM1: math.expm1, K.STOPGRAD: float,
-    }[opc]
-
-
-_PY_UNARY = {s.code: _py_unary(s.code) for s in BY_NAME.values()
-             if s.arity == 1 and not s.uses_c and s.code < K.ADD}
-_NP_UNARY = {s.code: (s.numpy[0] if s.numpy else np.positive) for s in BY_NAME.values()
-             if s.code in _PY_UNARY}
+# (ops without a math twin compute scalars with their NumPy/SciPy ufunc)
+_PY_UNARY = {
+    K.NEG: operator.neg, K.ABS: abs, K.EXP: math.exp, K.LOG: math.log,
+    K.SQRT: math.sqrt, K.SQUARE: lambda x: x * x, K.SIN: math.sin, K.COS: math.cos,
+    K.TAN: math.tan, K.TANH: math.tanh, K.SINH: math.sinh, K.COSH: math.cosh,
+    K.ARCSIN: math.asin, K.ARCCOS: math.acos, K.ARCTAN: math.atan,
+    K.LOG1P: math.log1p, K.EXPM1: math.expm1, K.STOPGRAD: float, K.LOG2: math.log2,
+    K.LOG10: math.log10, K.ARCSINH: math.asinh, K.ERF: math.erf, K.ERFC: math.erfc,
+}
 _PY_BINARY = {K.ADD: operator.add, K.SUB: operator.sub, K.MUL: operator.mul,
               K.DIV: operator.truediv, K.POW: math.pow, K.ARCTAN2: math.atan2,
-              K.MAXIMUM: None, K.MINIMUM: None}
-_NP_BINARY = {K.ADD: np.add, K.SUB: np.subtract, K.MUL: np.multiply, K.DIV: np.divide,
-              K.POW: np.power, K.ARCTAN2: np.arctan2, K.MAXIMUM: np.maximum,
-              K.MINIMUM: np.minimum, K.LT: np.less, K.LE: np.less_equal, K.GT: np.greater,
-              K.GE: np.greater_equal, K.EQ: np.equal, K.NE: np.not_equal}
+              K.HYPOT: math.hypot}
+
+
+def _ufunc_of(opc):
+    """The NumPy or SciPy ufunc computing opcode ``opc``'s primal (from the op table)."""
+    f = BY_NAME[_NAMES[opc]].numpy[0] if BY_NAME[_NAMES[opc]].numpy else np.positive
+    if isinstance(f, str):
+        import scipy.special
+        f = getattr(scipy.special, f.rsplit(".", 1)[1])
+    return f
+
+
+_NAMES = {s.code: s.name for s in BY_NAME.values()}
+_UFUNC_CACHE = {}
+
+
+class _UfuncTable(dict):
+    """opcode -> primal ufunc, resolved on first use (SciPy is imported only if needed)."""
+
+    def __missing__(self, opc):
+        f = self[opc] = _ufunc_of(opc)
+        return f
+
+
+_NP_UNARY = _UfuncTable()
+_NP_BINARY = _UfuncTable({K.ADD: np.add, K.SUB: np.subtract, K.MUL: np.multiply,
+                          K.DIV: np.divide, K.POW: np.power})
 _PY_COMPARE = {K.LT: operator.lt, K.LE: operator.le, K.GT: operator.gt, K.GE: operator.ge,
                K.EQ: operator.eq, K.NE: operator.ne}
 # (opcode, constant on the right?) -> the opcode that keeps the constant in the c immediate
@@ -399,7 +418,7 @@ def unary(opc, x):
     """Record the elementwise op ``opc`` on active ``x``."""
     v = x._v
     if type(v) is float:
-        z = _scalar(_PY_UNARY[opc], _NP_UNARY[opc], v)
+        z = _scalar(_PY_UNARY.get(opc), _NP_UNARY[opc], v)
         return Active(x._t, x._t.push_scalar(opc, x._i, -1, 0, 0.0, z), z)
     return _new(Active, x._t, opc, x._i, -1, 0, 0.0, _NP_UNARY[opc](v))
 
@@ -415,7 +434,7 @@ def binary(opc, x, y):
         t = _tape_of(x, y)
         xv, yv = x._v, y._v
         if type(xv) is float and type(yv) is float:
-            z = _scalar(_PY_BINARY[opc], _NP_BINARY[opc], xv, yv)
+            z = _scalar(_PY_BINARY.get(opc), _NP_BINARY[opc], xv, yv)
             return Active(t, t.push_scalar(opc, x._i, y._i, 0, 0.0, z), z)
     else:
         act, cst = (x, y) if xa else (y, x)
@@ -431,7 +450,7 @@ def binary(opc, x, y):
                 av = act._v
                 xv, yv = (av, c) if xa else (c, av)
                 if type(av) is float:
-                    z = _scalar(_PY_BINARY[opc], _NP_BINARY[opc], xv, yv)
+                    z = _scalar(_PY_BINARY.get(opc), _NP_BINARY[opc], xv, yv)
                 else:
                     with np.errstate(all="ignore"):
                         z = _NP_BINARY[opc](xv, yv)
@@ -484,17 +503,33 @@ def _logical(opc, p, q):
     return _new(Predicate, t, opc, pn._i, qn._i, 0, 0.0, z if shape else bool(z))
 
 
+def _handler(opc):
+    kind = K.KIND[opc]
+    if kind == K.UNARY:
+        return lambda x: unary(opc, x)
+    if kind == K.COMPARE:
+        return lambda x, y: compare(opc, x, y)
+    return lambda x, y: binary(opc, x, y)
+
+
+def _scipy_handler(ufunc):
+    """The handler of a SciPy ufunc of the op table (resolved by name on first use)."""
+    opc = SCIPY_UFUNC_OPCODES.get(getattr(ufunc, "__name__", None))
+    if opc is None or _NP_UNARY[opc] is not ufunc:
+        return None
+    h = UFUNC_HANDLERS[ufunc] = _handler(opc)
+    return h
+
+
 def _ufunc_handlers():
-    h = {}
-    for f, opc in UFUNC_OPCODES.items():
-        spec_arity = 1 if opc < K.ADD else 2
-        if spec_arity == 1:
-            h[f] = (lambda opc: lambda x: unary(opc, x))(opc)
-        elif opc >= K.LT:
-            h[f] = (lambda opc: lambda x, y: compare(opc, x, y))(opc)
-        else:
-            h[f] = (lambda opc: lambda x, y: binary(opc, x, y))(opc)
+    h = {f: _handler(opc) for f, opc in UFUNC_OPCODES.items()}
+    # ufuncs that are other ops in disguise
     h[np.positive] = lambda x: x
+    h[np.fabs] = lambda x: unary(K.ABS, x)
+    h[np.reciprocal] = lambda x: binary(K.DIV, 1.0, x)
+    h[np.float_power] = lambda x, y: binary(K.POW, x, y)
+    h[np.deg2rad] = h[np.radians] = lambda x: x * (math.pi / 180.0)
+    h[np.rad2deg] = h[np.degrees] = lambda x: x * (180.0 / math.pi)
     h[np.logical_and] = lambda x, y: _logical(K.MUL, *((x, y) if isinstance(x, Predicate)
                                                         else (y, x)))
     h[np.logical_or] = lambda x, y: _logical(K.MAXIMUM, *((x, y) if isinstance(x, Predicate)

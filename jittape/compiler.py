@@ -39,9 +39,10 @@ import numpy as np
 from . import sweeps as K
 from .ops import OPS
 
-_UNARY = set(range(K.NEG, K.ADD))  # y = f(x, c)
-_BINARY = set(range(K.ADD, K.LT))  # z = f(x, y) with a derivative
-_COMPARE = set(range(K.LT, K.WHERE))  # z = f(x, y), no derivative
+_UNARY = {i for i in range(K.NUM_OPCODES) if K.KIND[i] == K.UNARY}  # y = f(x, c)
+_BINARY = {i for i in range(K.NUM_OPCODES) if K.KIND[i] == K.BINARY}  # z = f(x, y)
+_COMPARE = {i for i in range(K.NUM_OPCODES) if K.KIND[i] == K.COMPARE}  # no derivative
+_NO_DERIVATIVE = {K.STOPGRAD, K.SIGN, K.FLOOR, K.CEIL, K.RINT, K.TRUNC}
 _ELEMENTWISE = _UNARY | _BINARY | _COMPARE | {K.WHERE, K.SLICE}
 _LOADS = {K.SLICE, K.GATHER}  # join a fused loop as an (indexed) load from the buffer
 _KERNEL_HASH = hashlib.sha256(Path(K.__file__).read_bytes() + Path(__file__).read_bytes()
@@ -272,7 +273,7 @@ class _Gen:
             rev.append((0, f"g{i} += adj[{self.bo[i]}]"))
         if opc in _UNARY:
             self.F(f"v{i} = R.{name}_f(v{a}, {_lit(c)})")
-            if opc != K.STOPGRAD:
+            if opc not in _NO_DERIVATIVE:
                 rev.append((0, f"g{a} += g{i} * R.{name}_d(v{a}, v{i}, {_lit(c)})"))
         elif opc in _BINARY:
             self.F(f"v{i} = R.{name}_f(v{a}, v{b})")
@@ -308,12 +309,25 @@ class _Gen:
             lay = ", ".join(str(int(v)) for v in t.pool[k:k + 3])
             self.F(f"K._reduce_fwd({opc}, val, {o}, {ia}, {lay})")
             rev = [(0, f"K._reduce_rev({opc}, val, adj, {o}, {ia}, {lay})")]
+        elif opc in (K.CUMSUM, K.CUMPROD):
+            lay = ", ".join(str(int(v)) for v in t.pool[k:k + 3])
+            self.F(f"K._scan_fwd({opc}, val, {o}, {ia}, {lay})")
+            rev = [(0, f"K._scan_rev({opc}, val, adj, {o}, {ia}, {lay})")]
+        elif opc == K.SORT:
+            lay = ", ".join(str(int(v)) for v in t.pool[k:k + 3])
+            self.F(f"K._sort_fwd(val, {o}, {ia}, {lay})")
+            rev = [(0, f"K._sort_rev(val, adj, {o}, {ia}, {lay})")]
+        elif opc in (K.INV, K.SOLVE, K.SLOGDET, K.CHOLESKY, K.EIGH):
+            ib = self.bo[b] if b >= 0 else 0
+            lay = f"{int(t.pool[k])}, {int(t.pool[k + 1])}"
+            self.F(f"K._linalg_fwd({opc}, val, {o}, {ia}, {ib}, {lay})")
+            rev = [(0, f"K._linalg_rev({opc}, val, adj, {o}, {ia}, {ib}, {lay})")]
         elif opc in (K.ARGMAX, K.ARGMIN):
             lay = ", ".join(str(int(v)) for v in t.pool[k:k + 3])
             self.F(f"K._argext_fwd({opc == K.ARGMAX}, val, {o}, {ia}, {lay})")
             rev = []
         elif opc == K.MATMUL:
-            lay = ", ".join(str(int(v)) for v in t.pool[k:k + 3])
+            lay = ", ".join(str(int(v)) for v in t.pool[k:k + 4])
             self.F(f"K._matmul_fwd(val, {o}, {ia}, {self.bo[b]}, {lay})")
             rev = [(0, f"K._matmul_rev(val, adj, {o}, {ia}, {self.bo[b]}, {lay})")]
         elif opc == K.CONCAT:
@@ -419,7 +433,7 @@ class _Gen:
                     rev.append((1, f"{self.A(a, f'{k} + j')} += g{m}"))
             elif opc == K.GATHER:
                 rev.append((1, f"{self.A(a, f'pool[{k} + j]')} += g{m}"))
-            elif opc in _UNARY and opc != K.STOPGRAD:
+            elif opc in _UNARY and opc not in _NO_DERIVATIVE:
                 rev.append((1, acc(a, f"g{m} * R.{name}_d({ex(a, m)}, v{m}, {_lit(c)})")))
             elif opc in _BINARY:
                 rev.append((1, f"d0, d1 = R.{name}_d({ex(a, m)}, {ex(b, m)}, v{m})"))

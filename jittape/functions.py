@@ -7,6 +7,8 @@ indices (a SLICE when the indices are a contiguous run), whose adjoint is a scat
 Reshape is free: a C-ordered record keeps its values and gets a new shape.
 """
 
+import math
+
 import numpy as np
 
 from . import sweeps as K
@@ -235,23 +237,29 @@ def where(cond, x=None, y=None):
 
 # --- linear algebra ----------------------------------------------------------------------
 def matmul(x, y):
-    """``x @ y`` for 1-D and 2-D operands (NumPy's matmul rules for those ranks)."""
+    """``x @ y`` with NumPy's matmul rules: 1-D operands, 2-D, and stacks of matrices with
+    broadcast batch dimensions (broadcast operands are gathered to the full batch first)."""
     t = _tape_of(x, y)
     xv = x._v if isinstance(x, Active) else np.asarray(x, dtype=np.float64)
     yv = y._v if isinstance(y, Active) else np.asarray(y, dtype=np.float64)
     if np.ndim(xv) == 0 or np.ndim(yv) == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions "
                          "(use * for scalars)")
-    if np.ndim(xv) > 2 or np.ndim(yv) > 2:
-        raise NotDifferentiableError("matmul/dot of active arrays with more than 2 dimensions "
-                                     "is not supported yet")
-    z = np.matmul(xv, yv)
-    m = xv.shape[0] if xv.ndim == 2 else 1
-    kk = xv.shape[-1]
-    n = yv.shape[1] if yv.ndim == 2 else 1
+    z = np.matmul(xv, yv)  # NumPy checks the shapes
     xn = x if isinstance(x, Active) else const(t, xv)
     yn = y if isinstance(y, Active) else const(t, yv)
-    return _new(Active, t, K.MATMUL, xn._i, yn._i, t.push_pool((m, kk, n)), 0.0,
+    if xv.ndim <= 2 and yv.ndim <= 2:
+        m = xv.shape[0] if xv.ndim == 2 else 1
+        n = yv.shape[1] if yv.ndim == 2 else 1
+        layout = (m, xv.shape[-1], n, 1)
+    else:  # (..., m, k) @ (..., k, n): vectors become matrices, batch dims broadcast
+        x2 = xv if xv.ndim > 1 else xv[None, :]
+        y2 = yv if yv.ndim > 1 else yv[:, None]
+        batch = np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2])
+        xn = broadcast_to(reshape(xn, x2.shape), batch + x2.shape[-2:])
+        yn = broadcast_to(reshape(yn, y2.shape), batch + y2.shape[-2:])
+        layout = (x2.shape[-2], x2.shape[-1], y2.shape[-1], int(np.prod(batch)))
+    return _new(Active, t, K.MATMUL, xn._i, yn._i, t.push_pool(layout), 0.0,
                 z if np.ndim(z) else float(z))
 
 
@@ -264,6 +272,182 @@ def dot(x, y, out=None):
     return matmul(x, y)
 
 
+# --- scans and sorting -------------------------------------------------------------------
+def _along_axis(opc, npf, x, axis, extra=""):
+    """Record a scan/sort along ``axis`` (None: over the flattened array)."""
+    if axis is None:
+        x = ravel(x)
+        axis = 0
+    v = np.asarray(x._v)
+    if v.ndim == 0:
+        x, v, axis = reshape(x, (1,)), v.reshape(1), 0
+    ax = _axes(axis, v.ndim)[0]
+    layout = (int(np.prod(v.shape[:ax])), v.shape[ax], int(np.prod(v.shape[ax + 1:])))
+    t = x._t
+    return t, layout, v, ax
+
+
+def cumsum(x, axis=None, dtype=None, out=None):
+    if out is not None or dtype not in (None, float, np.float64):
+        raise NotDifferentiableError("np.cumsum(out=/dtype=) on active values")
+    t, layout, v, ax = _along_axis(K.CUMSUM, np.cumsum, x, axis)
+    src = ravel(x) if axis is None else x
+    return _new(Active, t, K.CUMSUM, src._i, -1, t.push_pool(layout), 0.0,
+                np.cumsum(v, axis=ax))
+
+
+def cumprod(x, axis=None, dtype=None, out=None):
+    if out is not None or dtype not in (None, float, np.float64):
+        raise NotDifferentiableError("np.cumprod(out=/dtype=) on active values")
+    t, layout, v, ax = _along_axis(K.CUMPROD, np.cumprod, x, axis)
+    src = ravel(x) if axis is None else x
+    return _new(Active, t, K.CUMPROD, src._i, -1, t.push_pool(layout), 0.0,
+                np.cumprod(v, axis=ax))
+
+
+def sort(x, axis=-1, kind=None, order=None, stable=None):
+    """``np.sort``: one SORT record (values, then the permutation) and a slice of it.
+
+    On replay the permutation is recomputed, so the adjoint follows the new order.
+    """
+    if order is not None:
+        raise NotDifferentiableError("np.sort(order=...) (structured arrays) on active values")
+    t, layout, v, ax = _along_axis(K.SORT, np.sort, x, axis)
+    src = ravel(x) if axis is None else x
+    perm = np.argsort(v, axis=ax, kind="stable")
+    z = np.take_along_axis(v, perm, axis=ax)
+    both = np.concatenate([z.ravel(), perm.ravel().astype(np.float64)])
+    rec = _new(Active, t, K.SORT, src._i, -1, t.push_pool(layout), 0.0, both)
+    return reshape(_new(Active, t, K.SLICE, rec._i, -1, 0, 0.0, z.ravel()), z.shape)
+
+
+def clip(x, a_min=None, a_max=None, out=None, **kw):
+    """``np.clip`` as maximum/minimum (active or constant bounds; NaN propagates)."""
+    if out is not None:
+        raise NotDifferentiableError("np.clip(out=...) on active values")
+    a_min = kw.pop("min", a_min)
+    a_max = kw.pop("max", a_max)
+    if kw:
+        raise NotDifferentiableError(f"np.clip with {sorted(kw)} on active values")
+    from .active import binary
+    if a_min is not None:
+        x = binary(K.MAXIMUM, x, a_min)
+    if a_max is not None:
+        x = binary(K.MINIMUM, x, a_max)
+    return x
+
+
+# --- dense linear algebra ------------------------------------------------------------------
+def _square(name, a):
+    v = a._v if isinstance(a, Active) else np.asarray(a, dtype=np.float64)
+    if np.ndim(v) != 2 or v.shape[0] != v.shape[1]:
+        if np.ndim(v) > 2:
+            raise NotDifferentiableError(
+                f"np.linalg.{name} of a stack of matrices (shape {np.shape(v)}) is not "
+                f"supported; loop over the matrices")
+        raise np.linalg.LinAlgError(f"np.linalg.{name}: expected a square matrix, got shape "
+                                    f"{np.shape(v)}")
+    return v
+
+
+def _linalg(opc, a, b=None, value=None, pool=None):
+    t = _tape_of(a, b)
+    an = a if isinstance(a, Active) else const(t, a)
+    bn = (b if isinstance(b, Active) else const(t, b)) if b is not None else None
+    return _new(Active, t, opc, an._i, -1 if bn is None else bn._i, t.push_pool(pool), 0.0,
+                value)
+
+
+def inv(a):
+    v = _square("inv", a)
+    return _linalg(K.INV, a, value=np.linalg.inv(v), pool=(v.shape[0], 0))
+
+
+def solve(a, b):
+    v = _square("solve", a)
+    bv = b._v if isinstance(b, Active) else np.asarray(b, dtype=np.float64)
+    z = np.linalg.solve(v, bv)
+    if np.ndim(bv) not in (1, 2):
+        raise NotDifferentiableError("np.linalg.solve with a stacked right side is not "
+                                     "supported")
+    m = 1 if np.ndim(bv) == 1 else bv.shape[1]
+    return _linalg(K.SOLVE, a, b, value=z, pool=(v.shape[0], m))
+
+
+def slogdet(a):
+    """``(sign, logabsdet)``: both active (sign has no derivative; it replays)."""
+    v = _square("slogdet", a)
+    sign, logdet = np.linalg.slogdet(v)
+    rec = _linalg(K.SLOGDET, a, value=np.array([sign, logdet]), pool=(v.shape[0], 0))
+    return getitem(rec, 0), getitem(rec, 1)
+
+
+def det(a):
+    sign, logdet = slogdet(a)
+    return sign * np.exp(logdet)
+
+
+def cholesky(a, upper=False):
+    if upper:
+        raise NotDifferentiableError("np.linalg.cholesky(upper=True) on active values; "
+                                     "use cholesky(a).T")
+    v = _square("cholesky", a)
+    return _linalg(K.CHOLESKY, a, value=np.linalg.cholesky(v), pool=(v.shape[0], 0))
+
+
+def eigh(a, UPLO="L"):
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix. Eigenvector adjoints
+    are defined where the eigenvalues are distinct."""
+    if UPLO != "L":
+        raise NotDifferentiableError("np.linalg.eigh(UPLO='U') on active values")
+    v = _square("eigh", a)
+    n = v.shape[0]
+    w, vec = np.linalg.eigh(v)
+    rec = _linalg(K.EIGH, a, value=np.concatenate([w, vec.ravel()]), pool=(n, 0))
+    t = rec._t
+    wr = _new(Active, t, K.SLICE, rec._i, -1, 0, 0.0, w)
+    vr = reshape(_new(Active, t, K.SLICE, rec._i, -1, n, 0.0, vec.ravel()), (n, n))
+    return np.linalg._linalg.EighResult(wr, vr)
+
+
+def eigvalsh(a, UPLO="L"):
+    return eigh(a, UPLO)[0]
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """``scipy.special.logsumexp`` for active values: ``m + log(sum(b exp(a - m)))`` with
+    ``m`` the (constant) maximum along ``axis``, which cancels in the derivative."""
+    if return_sign:
+        raise NotDifferentiableError("scipy.special.logsumexp(return_sign=True) on active "
+                                     "values")
+    av = a._v if isinstance(a, Active) else np.asarray(a, dtype=np.float64)
+    m = np.max(av, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(a - m)
+    if b is not None:
+        e = e * b
+    out = np.log(np.sum(e, axis=axis, keepdims=keepdims))
+    return out + (m if keepdims else np.squeeze(m, axis=axis) if axis is not None
+                  else float(m.ravel()[0]))
+
+
+def round_(x, decimals=0, out=None):
+    """``np.round``: RINT (zero derivative), scaled when ``decimals`` is not 0."""
+    from .active import unary
+    if out is not None:
+        raise NotDifferentiableError("np.round(out=...) on active values")
+    if decimals == 0:
+        return unary(K.RINT, x)
+    scale = 10.0 ** decimals
+    return unary(K.RINT, x * scale) / scale
+
+
+def sinc(x):
+    """``np.sinc``: sin(pi x) / (pi x), 1 at 0 (np.where keeps 0/0 out of the derivative)."""
+    px = x * math.pi
+    return where(x == 0.0, 1.0, np.sin(px) / where(x == 0.0, 1.0, px))
+
+
 def _shape_query(f):
     return lambda x, *a, **kw: f(x._v if isinstance(x, Active) else x, *a, **kw)
 
@@ -273,6 +457,10 @@ FUNCTIONS = {
     np.amin: min_, np.reshape: reshape, np.ravel: ravel, np.transpose: transpose,
     np.broadcast_to: broadcast_to, np.concatenate: concatenate, np.stack: stack,
     np.where: where, np.dot: dot, np.matmul: matmul, np.argmax: argmax, np.argmin: argmin,
+    np.cumsum: cumsum, np.cumprod: cumprod, np.sort: sort, np.clip: clip,
+    np.linalg.inv: inv, np.linalg.solve: solve, np.linalg.slogdet: slogdet,
+    np.linalg.det: det, np.linalg.cholesky: cholesky, np.linalg.eigh: eigh,
+    np.linalg.eigvalsh: eigvalsh, np.round: round_, np.around: round_, np.sinc: sinc,
     np.shape: _shape_query(np.shape), np.ndim: _shape_query(np.ndim),
     np.size: _shape_query(np.size),
 }

@@ -104,24 +104,79 @@ OPS = [
         "of a comparison that Python control flow used)"),
     _op("argmax", 1, [np.argmax], "no derivative (integer result); guarded when used"),
     _op("argmin", 1, [np.argmin], "no derivative (integer result); guarded when used"),
+    # more unary elementwise
+    _op("exp2", 1, [np.exp2], "xbar += ybar * y * ln 2"),
+    _op("log2", 1, [np.log2], "xbar += ybar / (x ln 2)"),
+    _op("log10", 1, [np.log10], "xbar += ybar / (x ln 10)"),
+    _op("cbrt", 1, [np.cbrt], "xbar += ybar / (3 y^2)"),
+    _op("arcsinh", 1, [np.arcsinh], "xbar += ybar / sqrt(x^2 + 1)"),
+    _op("arccosh", 1, [np.arccosh], "xbar += ybar / sqrt(x^2 - 1)"),
+    _op("arctanh", 1, [np.arctanh], "xbar += ybar / (1 - x^2)"),
+    _op("expit", 1, ["scipy.special.expit"], "y = 1 / (1 + e^-x); xbar += ybar * y (1 - y)"),
+    _op("erf", 1, ["scipy.special.erf"], "xbar += ybar * 2/sqrt(pi) e^(-x^2)"),
+    _op("erfc", 1, ["scipy.special.erfc"], "xbar += -ybar * 2/sqrt(pi) e^(-x^2)"),
+    _op("gammaln", 1, ["scipy.special.gammaln"], "y = log|Gamma(x)|; xbar += ybar * psi(x)"),
+    _op("digamma", 1, ["scipy.special.digamma", "scipy.special.psi"],
+        "y = psi(x); xbar += ybar * psi'(x) (trigamma, A & S 6.4)"),
+    _op("log_ndtr", 1, ["scipy.special.log_ndtr"],
+        "y = log Phi(x); xbar += ybar * exp(-x^2/2 - y) / sqrt(2 pi)"),
+    _op("sign", 1, [np.sign], "zero derivative (piecewise constant)"),
+    _op("floor", 1, [np.floor], "zero derivative (piecewise constant)"),
+    _op("ceil", 1, [np.ceil], "zero derivative (piecewise constant)"),
+    _op("rint", 1, [np.rint], "zero derivative (piecewise constant); also np.round"),
+    _op("trunc", 1, [np.trunc, np.fix], "zero derivative (piecewise constant)"),
+    # more binary elementwise
+    _op("logaddexp", 2, [np.logaddexp], "xbar += zbar e^(x - z); ybar += zbar e^(y - z)"),
+    _op("logaddexp2", 2, [np.logaddexp2], "xbar += zbar 2^(x - z); ybar += zbar 2^(y - z)"),
+    _op("hypot", 2, [np.hypot], "xbar += zbar x / z; ybar += zbar y / z"),
+    _op("fmax", 2, [np.fmax], "as maximum; a NaN operand is ignored and gets nothing"),
+    _op("fmin", 2, [np.fmin], "as minimum; a NaN operand is ignored and gets nothing"),
+    _op("xlogy", 2, ["scipy.special.xlogy"], "z = x log y; xbar += zbar log y; ybar += zbar x/y"),
+    # scans and sorting along one axis
+    _op("cumsum", 1, [np.cumsum], "xbar[t] += sum_{s >= t} ybar[s] (a reversed cumsum)"),
+    _op("cumprod", 1, [np.cumprod],
+        "xbar[t] += y[t-1] R[t], R[t] = ybar[t] + x[t+1] R[t+1] (exact with zeros)"),
+    _op("sort", 1, [np.sort], "z = x[perm]; xbar[perm] += zbar (the adjoint follows the "
+        "permutation, recomputed on replay)"),
+    # dense linear algebra
+    _op("inv", 1, [np.linalg.inv], "Y = A^-1; Abar += -Y^T Ybar Y^T"),
+    _op("solve", 2, [np.linalg.solve], "X = A^-1 B; Bbar += A^-T Xbar; Abar += -Bbar X^T"),
+    _op("slogdet", 1, [np.linalg.slogdet, np.linalg.det],
+        "(s, l) = (sign, log|det A|); Abar += lbar A^-T; det = s e^l"),
+    _op("cholesky", 1, [np.linalg.cholesky],
+        "Abar += sym(L^-T Phi(L^T Lbar) L^-1), Phi = lower triangle, half diagonal (Murray "
+        "2016)"),
+    _op("eigh", 1, [np.linalg.eigh, np.linalg.eigvalsh],
+        "Abar += sym(V (diag(wbar) + F o (V^T Vbar)) V^T), F_ij = 1/(w_j - w_i)"),
 ]
 
 assert [s.code for s in OPS] == list(range(K.NUM_OPCODES)), "op table out of opcode order"
 BY_NAME = {s.name: s for s in OPS}
 
-# ufunc -> opcode for the elementwise ops whose operands are all records
+# ufunc -> opcode for the elementwise ops whose operands are all records; SciPy's ufuncs
+# are listed by name and resolved when first met, so importing jittape does not import SciPy
 UFUNC_OPCODES = {}
+SCIPY_UFUNC_OPCODES = {}
 for _s in OPS:
-    if 1 <= _s.arity <= 2 and not _s.uses_c and _s.code < K.WHERE:
+    if K.KIND[_s.code] in (K.UNARY, K.BINARY, K.COMPARE) and not _s.uses_c:
         for _f in _s.numpy:
-            UFUNC_OPCODES.setdefault(_f, _s.code)
+            if isinstance(_f, str):
+                SCIPY_UFUNC_OPCODES[_f.rsplit(".", 1)[1]] = _s.code
+            else:
+                UFUNC_OPCODES.setdefault(_f, _s.code)
+
+
+def _np_name(f):
+    mod = getattr(f, "__module__", "") or ""
+    prefix = "np.linalg." if mod.endswith("linalg") else "np."
+    return prefix + getattr(f, "__name__", str(f))
 
 
 def format_table():
     """The op table as text (what ``python -m jittape ops`` prints)."""
     lines = [f"{'code':>4}  {'name':<10}{'arity':>6}  {'numpy':<34}derivative rule (adjoint)"]
     for s in OPS:
-        np_names = ", ".join(f"np.{getattr(f, '__name__', str(f))}" for f in s.numpy)
+        np_names = ", ".join(f if isinstance(f, str) else _np_name(f) for f in s.numpy)
         arity = "n" if s.arity < 0 else str(s.arity)
         lines.append(f"{s.code:>4}  {s.name:<10}{arity:>6}  {np_names:<34}{s.rule}")
     return "\n".join(lines)

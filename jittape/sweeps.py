@@ -33,7 +33,8 @@ import numpy as np
 from numba import njit
 
 # --- opcodes -----------------------------------------------------------------------------
-# The numbers are the tape's file format (see Tape.save): append, never renumber.
+# The numbers are the tape's file format (see Tape.save): append, never renumber. What kind
+# of op a number is (and so which part of the sweeps handles it) is in KIND below.
 INPUT = 0  # leaf: independent variable
 CONST = 1  # leaf: constant array
 # unary elementwise, y = f(x) or y = f(x, c)
@@ -91,7 +92,53 @@ MATMUL = 49  # pool[k:] = m, kk, n: (m, kk) @ (kk, n)
 GUARD = 50  # forward sweep checks record a still equals this record's value
 ARGMAX = 51  # index of the first maximum (as a float), layout as SUM; no derivative
 ARGMIN = 52
-NUM_OPCODES = 53
+# more unary elementwise
+EXP2 = 53
+LOG2 = 54
+LOG10 = 55
+CBRT = 56
+ARCSINH = 57
+ARCCOSH = 58
+ARCTANH = 59
+EXPIT = 60  # scipy.special.expit, the logistic sigmoid
+ERF = 61
+ERFC = 62
+GAMMALN = 63
+DIGAMMA = 64
+LOG_NDTR = 65
+SIGN = 66  # piecewise constant: zero derivative
+FLOOR = 67
+CEIL = 68
+RINT = 69
+TRUNC = 70
+# more binary elementwise
+LOGADDEXP = 71
+LOGADDEXP2 = 72
+HYPOT = 73
+FMAX = 74  # like MAXIMUM but a NaN operand is ignored
+FMIN = 75
+XLOGY = 76  # x log y, 0 where x = 0
+# scans and sorting, layout pool[k:] = outer, n, inner as the reductions
+CUMSUM = 77
+CUMPROD = 78
+SORT = 79  # value: the sorted values, then the permutation (as floats): 2 * size of x
+# dense linear algebra on (n, n) matrices, pool[k:] = n (and columns of the right side)
+INV = 80
+SOLVE = 81  # X = solve(A = record a, B = record b), pool[k:] = n, m
+SLOGDET = 82  # value: [sign, log|det A|]
+CHOLESKY = 83  # lower triangular L with L L^T = A
+EIGH = 84  # value: the n eigenvalues (ascending), then the eigenvectors V (n x n, C order)
+NUM_OPCODES = 85
+
+# What each opcode is: the sweeps dispatch on it, the compiler and the file checks use it.
+LEAF, UNARY, BINARY, COMPARE, OTHER = 0, 1, 2, 3, 4
+KIND = np.full(NUM_OPCODES, OTHER, dtype=np.int8)
+KIND[INPUT] = KIND[CONST] = LEAF
+KIND[NEG:ADD] = UNARY
+KIND[EXP2:LOGADDEXP] = UNARY
+KIND[ADD:LT] = BINARY
+KIND[LOGADDEXP:CUMSUM] = BINARY
+KIND[LT:WHERE] = COMPARE
 
 
 # --- unary element rules: forward f(x, c) beside derivative d(x, y, c) = dy/dx -----------
@@ -365,6 +412,231 @@ def rpowc_d(x, y, c):
     return 0.0 if y == 0.0 else y * math.log(c)
 
 
+@njit(inline="always")
+def exp2_f(x, c):
+    return 2.0**x
+
+
+@njit(inline="always")
+def exp2_d(x, y, c):
+    return y * 0.6931471805599453  # ln 2
+
+
+@njit(inline="always")
+def log2_f(x, c):
+    return log_f(x, c) / 0.6931471805599453
+
+
+@njit(inline="always")
+def log2_d(x, y, c):
+    return 1.0 / (x * 0.6931471805599453)
+
+
+@njit(inline="always")
+def log10_f(x, c):
+    return log_f(x, c) / 2.302585092994046
+
+
+@njit(inline="always")
+def log10_d(x, y, c):
+    return 1.0 / (x * 2.302585092994046)
+
+
+@njit(inline="always")
+def cbrt_f(x, c):
+    return math.copysign(abs(x) ** (1.0 / 3.0), x)
+
+
+@njit(inline="always")
+def cbrt_d(x, y, c):
+    return 1.0 / (3.0 * y * y)
+
+
+@njit(inline="always")
+def arcsinh_f(x, c):
+    return math.asinh(x)
+
+
+@njit(inline="always")
+def arcsinh_d(x, y, c):
+    return 1.0 / math.sqrt(x * x + 1.0)
+
+
+@njit(inline="always")
+def arccosh_f(x, c):
+    return math.acosh(x) if x >= 1.0 else math.nan
+
+
+@njit(inline="always")
+def arccosh_d(x, y, c):
+    return 1.0 / math.sqrt(x * x - 1.0) if x >= 1.0 else math.nan
+
+
+@njit(inline="always")
+def arctanh_f(x, c):
+    if -1.0 < x < 1.0:
+        return math.atanh(x)
+    if x == 1.0 or x == -1.0:
+        return math.copysign(math.inf, x)
+    return math.nan
+
+
+@njit(inline="always")
+def arctanh_d(x, y, c):
+    return 1.0 / (1.0 - x * x)
+
+
+@njit(inline="always")
+def expit_f(x, c):
+    # the logistic sigmoid 1 / (1 + e^-x), evaluated without overflow on either side
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(inline="always")
+def expit_d(x, y, c):
+    return y * (1.0 - y)
+
+
+@njit(inline="always")
+def erf_f(x, c):
+    return math.erf(x)
+
+
+@njit(inline="always")
+def erf_d(x, y, c):
+    return 1.1283791670955126 * math.exp(-x * x)  # 2 / sqrt(pi) e^(-x^2)
+
+
+@njit(inline="always")
+def erfc_f(x, c):
+    return math.erfc(x)
+
+
+@njit(inline="always")
+def erfc_d(x, y, c):
+    return -1.1283791670955126 * math.exp(-x * x)
+
+
+@njit(inline="always")
+def gammaln_f(x, c):
+    # log|Gamma(x)|, as scipy.special.gammaln; +inf at the poles 0, -1, -2, ...
+    if x <= 0.0 and x == math.floor(x):
+        return math.inf
+    return math.lgamma(x)
+
+
+@njit(inline="always")
+def gammaln_d(x, y, c):
+    return digamma_f(x, c)
+
+
+@njit(inline="always")
+def digamma_f(x, c):
+    # psi(x): reflection for x < 0, recurrence up to x >= 6, then the asymptotic series
+    # (Abramowitz & Stegun 6.3.7, 6.3.18); about 1e-15 relative away from the poles
+    if x != x or x == -math.inf:
+        return math.nan
+    if x <= 0.0 and x == math.floor(x):
+        return math.nan
+    acc = 0.0
+    if x < 0.0:
+        acc = -math.pi / math.tan(math.pi * x)
+        x = 1.0 - x
+    while x < 6.0:
+        acc -= 1.0 / x
+        x += 1.0
+    f = 1.0 / (x * x)
+    series = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f * (
+        1.0 / 132 - f * (691.0 / 32760 - f / 12.0))))))
+    return acc + math.log(x) - 0.5 / x - series
+
+
+@njit(inline="always")
+def trigamma(x):
+    # psi'(x): reflection, recurrence up to x >= 6, asymptotic series (A & S 6.4.10, 6.4.12)
+    if x <= 0.0 and x == math.floor(x):
+        return math.nan
+    acc = 0.0
+    sign = 1.0
+    if x < 0.0:  # psi'(1 - x) + psi'(x) = pi^2 / sin^2(pi x)
+        s = math.sin(math.pi * x)
+        acc = math.pi * math.pi / (s * s)
+        sign = -1.0
+        x = 1.0 - x
+    rest = 0.0
+    while x < 6.0:
+        rest += 1.0 / (x * x)
+        x += 1.0
+    f = 1.0 / (x * x)
+    rest += 1.0 / x + f / 2.0 + f / x * (1.0 / 6 - f * (1.0 / 30 - f * (1.0 / 42 - f * (
+        1.0 / 30 - f * (5.0 / 66 - f * (691.0 / 2730 - f * 7.0 / 6))))))
+    return acc + sign * rest
+
+
+@njit(inline="always")
+def digamma_d(x, y, c):
+    return trigamma(x)
+
+
+@njit(inline="always")
+def log_ndtr_f(x, c):
+    # log of the standard normal CDF; asymptotic expansion where the CDF underflows
+    # (A & S 26.2.12), log1p(-Q(x)) on the right tail for accuracy
+    if x > 6.0:
+        return -0.5 * math.erfc(x / 1.4142135623730951)
+    if x > -20.0:
+        return math.log(0.5 * math.erfc(-x / 1.4142135623730951))
+    x2 = x * x
+    s = 1.0
+    term = 1.0
+    for k in range(1, 12):
+        term *= -(2 * k - 1) / x2
+        s += term
+    return -0.5 * x2 - math.log(-x) - 0.9189385332046727 + math.log(s)
+
+
+@njit(inline="always")
+def log_ndtr_d(x, y, c):
+    # d/dx log Phi(x) = phi(x) / Phi(x) = exp(-x^2/2 - log Phi(x)) / sqrt(2 pi)
+    return math.exp(-0.5 * x * x - y - 0.9189385332046727)
+
+
+@njit(inline="always")
+def sign_f(x, c):
+    return np.sign(x)
+
+
+@njit(inline="always")
+def floor_f(x, c):
+    return np.floor(x)
+
+
+@njit(inline="always")
+def ceil_f(x, c):
+    return np.ceil(x)
+
+
+@njit(inline="always")
+def rint_f(x, c):
+    return np.rint(x)
+
+
+@njit(inline="always")
+def trunc_f(x, c):
+    return np.trunc(x)
+
+
+@njit(inline="always")
+def piecewise_d(x, y, c):
+    return 0.0  # piecewise constant: zero almost everywhere
+
+
+sign_d = floor_d = ceil_d = rint_d = trunc_d = piecewise_d
+
+
 # --- binary element rules: forward f(x, y) beside partials d(x, y, z) -> (dz/dx, dz/dy) ---
 @njit(inline="always")
 def add_f(x, y):
@@ -454,6 +726,98 @@ def minimum_d(x, y, z):
     if x > y:
         return 0.0, 1.0
     return 0.5, 0.5
+
+
+@njit(inline="always")
+def logaddexp_f(x, y):
+    if x != x or y != y:
+        return math.nan
+    if x == y:  # also covers x = y = +-inf
+        return x + 0.6931471805599453
+    return max(x, y) + math.log1p(math.exp(-abs(x - y)))
+
+
+@njit(inline="always")
+def logaddexp_d(x, y, z):
+    if x == y:
+        return 0.5, 0.5
+    return math.exp(x - z), math.exp(y - z)
+
+
+@njit(inline="always")
+def logaddexp2_f(x, y):
+    if x != x or y != y:
+        return math.nan
+    if x == y:
+        return x + 1.0
+    return max(x, y) + math.log1p(2.0 ** (-abs(x - y))) / 0.6931471805599453
+
+
+@njit(inline="always")
+def logaddexp2_d(x, y, z):
+    if x == y:
+        return 0.5, 0.5
+    return 2.0 ** (x - z), 2.0 ** (y - z)
+
+
+@njit(inline="always")
+def hypot_f(x, y):
+    return math.hypot(x, y)
+
+
+@njit(inline="always")
+def hypot_d(x, y, z):
+    if z == 0.0:
+        return 0.0, 0.0
+    return x / z, y / z
+
+
+@njit(inline="always")
+def fmax_f(x, y):
+    if x != x:
+        return y
+    if y != y:
+        return x
+    return x if x >= y else y
+
+
+@njit(inline="always")
+def fmax_d(x, y, z):
+    if x != x:
+        return 0.0, 1.0
+    if y != y:
+        return 1.0, 0.0
+    return maximum_d(x, y, z)
+
+
+@njit(inline="always")
+def fmin_f(x, y):
+    if x != x:
+        return y
+    if y != y:
+        return x
+    return x if x <= y else y
+
+
+@njit(inline="always")
+def fmin_d(x, y, z):
+    if x != x:
+        return 0.0, 1.0
+    if y != y:
+        return 1.0, 0.0
+    return minimum_d(x, y, z)
+
+
+@njit(inline="always")
+def xlogy_f(x, y):
+    if x == 0.0 and y == y:
+        return 0.0
+    return x * log_f(y, 0.0)
+
+
+@njit(inline="always")
+def xlogy_d(x, y, z):
+    return log_f(y, 0.0), x / y
 
 
 @njit(inline="always")
@@ -577,28 +941,160 @@ def _reduce_rev(opc, val, adj, o, ia, outer, n, inner):
 
 
 @njit(inline="always")
-def _matmul_fwd(val, o, ia, ib, m, kk, n):
-    for j in range(m * n):
+def _matmul_fwd(val, o, ia, ib, m, kk, n, batch):
+    for j in range(batch * m * n):
         val[o + j] = 0.0
-    for i in range(m):
-        for t in range(kk):
-            x = val[ia + i * kk + t]
-            for j in range(n):
-                val[o + i * n + j] += x * val[ib + t * n + j]
+    for q in range(batch):  # a stack of (m, kk) @ (kk, n) products
+        qa, qb, qo = ia + q * m * kk, ib + q * kk * n, o + q * m * n
+        for i in range(m):
+            for t in range(kk):
+                x = val[qa + i * kk + t]
+                for j in range(n):
+                    val[qo + i * n + j] += x * val[qb + t * n + j]
 
 
 @njit(inline="always")
-def _matmul_rev(val, adj, o, ia, ib, m, kk, n):
+def _matmul_rev(val, adj, o, ia, ib, m, kk, n, batch):
     # Abar += G @ B^T, Bbar += A^T @ G  (Giles 2008, "Collected matrix derivative results")
-    for i in range(m):
-        for t in range(kk):
-            x = val[ia + i * kk + t]
-            s = 0.0
+    for q in range(batch):
+        qa, qb, qo = ia + q * m * kk, ib + q * kk * n, o + q * m * n
+        for i in range(m):
+            for t in range(kk):
+                x = val[qa + i * kk + t]
+                s = 0.0
+                for j in range(n):
+                    g = adj[qo + i * n + j]
+                    s += g * val[qb + t * n + j]
+                    adj[qb + t * n + j] += x * g
+                adj[qa + i * kk + t] += s
+
+
+@njit(inline="always")
+def _scan_fwd(opc, val, o, ia, outer, n, inner):
+    for r in range(outer):
+        for q in range(inner):
+            base = r * n * inner + q
+            acc = 0.0 if opc == CUMSUM else 1.0
+            for t in range(n):
+                if opc == CUMSUM:
+                    acc += val[ia + base + t * inner]
+                else:
+                    acc *= val[ia + base + t * inner]
+                val[o + base + t * inner] = acc
+
+
+@njit(inline="always")
+def _scan_rev(opc, val, adj, o, ia, outer, n, inner):
+    for r in range(outer):
+        for q in range(inner):
+            base = r * n * inner + q
+            # CUMSUM: xbar[t] = sum_{s >= t} ybar[s]. CUMPROD: xbar[t] = y[t-1] R[t] with
+            # R[t] = ybar[t] + x[t+1] R[t+1]: exact with zero factors, O(n)
+            acc = 0.0
+            for t in range(n - 1, -1, -1):
+                g = adj[o + base + t * inner]
+                if opc == CUMSUM:
+                    acc += g
+                    adj[ia + base + t * inner] += acc
+                else:
+                    nxt = val[ia + base + (t + 1) * inner] if t + 1 < n else 0.0
+                    acc = g + nxt * acc
+                    before = val[o + base + (t - 1) * inner] if t > 0 else 1.0
+                    adj[ia + base + t * inner] += before * acc
+
+
+@njit
+def _sort_fwd(val, o, ia, outer, n, inner):
+    # value layout: the sorted values (outer, n, inner), then the permutation, as floats
+    size = outer * n * inner
+    tmp = np.empty(n)
+    for r in range(outer):
+        for q in range(inner):
+            base = r * n * inner + q
+            for t in range(n):
+                tmp[t] = val[ia + base + t * inner]
+            perm = np.argsort(tmp, kind="mergesort")
+            for t in range(n):
+                val[o + base + t * inner] = tmp[perm[t]]
+                val[o + size + base + t * inner] = perm[t]
+
+
+@njit(inline="always")
+def _sort_rev(val, adj, o, ia, outer, n, inner):
+    size = outer * n * inner
+    for r in range(outer):
+        for q in range(inner):
+            base = r * n * inner + q
+            for t in range(n):
+                src = int(val[o + size + base + t * inner])
+                adj[ia + base + src * inner] += adj[o + base + t * inner]
+
+
+@njit
+def _linalg_fwd(opc, val, o, ia, ib, n, m):
+    a = val[ia:ia + n * n].reshape((n, n))
+    if opc == INV:
+        val[o:o + n * n] = np.linalg.inv(a).ravel()
+    elif opc == SOLVE:
+        x = np.linalg.solve(a, val[ib:ib + n * m].reshape((n, m)).copy())
+        val[o:o + n * m] = x.ravel()
+    elif opc == SLOGDET:
+        sign, logdet = np.linalg.slogdet(a)
+        val[o] = sign
+        val[o + 1] = logdet
+    elif opc == CHOLESKY:
+        val[o:o + n * n] = np.linalg.cholesky(a).ravel()
+    elif opc == EIGH:
+        w, v = np.linalg.eigh(a)
+        val[o:o + n] = w
+        val[o + n:o + n + n * n] = np.ascontiguousarray(v).ravel()
+
+
+@njit
+def _linalg_rev(opc, val, adj, o, ia, ib, n, m):
+    # Matrix adjoints: Giles 2008 (inv, solve, det), Murray 2016 "Differentiation of the
+    # Cholesky decomposition" (cholesky), Magnus & Neudecker / autograd's grad_eigh (eigh).
+    # A symmetric input's adjoint is symmetrised, as autograd and JAX do.
+    a = val[ia:ia + n * n].reshape((n, n))
+    if opc == INV:
+        y = val[o:o + n * n].reshape((n, n))
+        yt = np.ascontiguousarray(y.T)
+        g = adj[o:o + n * n].reshape((n, n)).copy()
+        adj[ia:ia + n * n] -= (yt @ g @ yt).ravel()
+    elif opc == SOLVE:
+        x = val[o:o + n * m].reshape((n, m))
+        g = adj[o:o + n * m].reshape((n, m)).copy()
+        bbar = np.linalg.solve(np.ascontiguousarray(a.T), g)
+        adj[ib:ib + n * m] += bbar.ravel()
+        adj[ia:ia + n * n] -= (bbar @ np.ascontiguousarray(x.T)).ravel()
+    elif opc == SLOGDET:
+        g = adj[o + 1]
+        if g != 0.0:
+            adj[ia:ia + n * n] += g * np.ascontiguousarray(np.linalg.inv(a).T).ravel()
+    elif opc == CHOLESKY:
+        low = val[o:o + n * n].reshape((n, n))
+        g = adj[o:o + n * n].reshape((n, n))
+        p = np.ascontiguousarray(low.T) @ np.ascontiguousarray(g)
+        for i in range(n):  # phi: lower triangle, diagonal halved
+            p[i, i] *= 0.5
+            for j in range(i + 1, n):
+                p[i, j] = 0.0
+        lt = np.ascontiguousarray(low.T)
+        t1 = np.linalg.solve(lt, p)
+        sm = np.linalg.solve(lt, np.ascontiguousarray(t1.T)).T
+        adj[ia:ia + n * n] += (0.5 * (sm + sm.T)).ravel()
+    elif opc == EIGH:
+        w = val[o:o + n]
+        v = val[o + n:o + n + n * n].reshape((n, n))
+        wbar = adj[o:o + n]
+        vbar = adj[o + n:o + n + n * n].reshape((n, n))
+        inner = np.ascontiguousarray(v.T) @ np.ascontiguousarray(vbar)
+        for i in range(n):
             for j in range(n):
-                g = adj[o + i * n + j]
-                s += g * val[ib + t * n + j]
-                adj[ib + t * n + j] += x * g
-            adj[ia + i * kk + t] += s
+                inner[i, j] = wbar[i] if i == j else (
+                    inner[i, j] / (w[j] - w[i]) if w[j] != w[i] else 0.0)
+        full = np.ascontiguousarray(v) @ inner @ np.ascontiguousarray(v.T)
+        adj[ia:ia + n * n] += (0.5 * (full + full.T)).ravel()
 
 
 @njit(inline="always")
@@ -629,13 +1125,14 @@ def forward_sweep(op, a, b, k, c, off, pool, val, first):
     """
     for i in range(first, op.shape[0]):
         opc = op[i]
-        if opc <= CONST:
+        kind = KIND[opc]
+        if kind == LEAF:
             continue
         o = off[i]
         n = off[i + 1] - o
         ia = off[a[i]] if a[i] >= 0 else 0
         ci = c[i]
-        if opc < ADD:
+        if kind == UNARY:
             if opc == ADDC:
                 _unary_fwd(addc_f, val, o, n, ia, ci)
             elif opc == MULC:
@@ -686,8 +1183,44 @@ def forward_sweep(op, a, b, k, c, off, pool, val, first):
                 _unary_fwd(expm1_f, val, o, n, ia, ci)
             elif opc == STOPGRAD:
                 _unary_fwd(stopgrad_f, val, o, n, ia, ci)
+            elif opc == EXP2:
+                _unary_fwd(exp2_f, val, o, n, ia, ci)
+            elif opc == LOG2:
+                _unary_fwd(log2_f, val, o, n, ia, ci)
+            elif opc == LOG10:
+                _unary_fwd(log10_f, val, o, n, ia, ci)
+            elif opc == CBRT:
+                _unary_fwd(cbrt_f, val, o, n, ia, ci)
+            elif opc == ARCSINH:
+                _unary_fwd(arcsinh_f, val, o, n, ia, ci)
+            elif opc == ARCCOSH:
+                _unary_fwd(arccosh_f, val, o, n, ia, ci)
+            elif opc == ARCTANH:
+                _unary_fwd(arctanh_f, val, o, n, ia, ci)
+            elif opc == EXPIT:
+                _unary_fwd(expit_f, val, o, n, ia, ci)
+            elif opc == ERF:
+                _unary_fwd(erf_f, val, o, n, ia, ci)
+            elif opc == ERFC:
+                _unary_fwd(erfc_f, val, o, n, ia, ci)
+            elif opc == GAMMALN:
+                _unary_fwd(gammaln_f, val, o, n, ia, ci)
+            elif opc == DIGAMMA:
+                _unary_fwd(digamma_f, val, o, n, ia, ci)
+            elif opc == LOG_NDTR:
+                _unary_fwd(log_ndtr_f, val, o, n, ia, ci)
+            elif opc == SIGN:
+                _unary_fwd(sign_f, val, o, n, ia, ci)
+            elif opc == FLOOR:
+                _unary_fwd(floor_f, val, o, n, ia, ci)
+            elif opc == CEIL:
+                _unary_fwd(ceil_f, val, o, n, ia, ci)
+            elif opc == RINT:
+                _unary_fwd(rint_f, val, o, n, ia, ci)
+            elif opc == TRUNC:
+                _unary_fwd(trunc_f, val, o, n, ia, ci)
             continue
-        if opc <= NE:
+        if kind == BINARY or kind == COMPARE:
             ib = off[b[i]]
             sa = 1 if off[a[i] + 1] - ia == n else 0
             sb = 1 if off[b[i] + 1] - ib == n else 0
@@ -719,6 +1252,18 @@ def forward_sweep(op, a, b, k, c, off, pool, val, first):
                 _binary_fwd(eq_f, val, o, n, ia, sa, ib, sb)
             elif opc == NE:
                 _binary_fwd(ne_f, val, o, n, ia, sa, ib, sb)
+            elif opc == LOGADDEXP:
+                _binary_fwd(logaddexp_f, val, o, n, ia, sa, ib, sb)
+            elif opc == LOGADDEXP2:
+                _binary_fwd(logaddexp2_f, val, o, n, ia, sa, ib, sb)
+            elif opc == HYPOT:
+                _binary_fwd(hypot_f, val, o, n, ia, sa, ib, sb)
+            elif opc == FMAX:
+                _binary_fwd(fmax_f, val, o, n, ia, sa, ib, sb)
+            elif opc == FMIN:
+                _binary_fwd(fmin_f, val, o, n, ia, sa, ib, sb)
+            elif opc == XLOGY:
+                _binary_fwd(xlogy_f, val, o, n, ia, sa, ib, sb)
             continue
         if opc == SLICE:
             for j in range(n):
@@ -747,12 +1292,21 @@ def forward_sweep(op, a, b, k, c, off, pool, val, first):
                     for j in range(w):
                         val[pos + j] = val[src + r * w + j]
                     pos += w
-        elif opc <= MIN:  # SUM, PROD, MAX, MIN
+        elif opc == SUM or opc == PROD or opc == MAX or opc == MIN:
             p = k[i]
             _reduce_fwd(opc, val, o, ia, pool[p], pool[p + 1], pool[p + 2])
         elif opc == MATMUL:
             p = k[i]
-            _matmul_fwd(val, o, ia, off[b[i]], pool[p], pool[p + 1], pool[p + 2])
+            _matmul_fwd(val, o, ia, off[b[i]], pool[p], pool[p + 1], pool[p + 2], pool[p + 3])
+        elif opc == CUMSUM or opc == CUMPROD:
+            p = k[i]
+            _scan_fwd(opc, val, o, ia, pool[p], pool[p + 1], pool[p + 2])
+        elif opc == SORT:
+            p = k[i]
+            _sort_fwd(val, o, ia, pool[p], pool[p + 1], pool[p + 2])
+        elif opc >= INV:  # INV, SOLVE, SLOGDET, CHOLESKY, EIGH
+            p = k[i]
+            _linalg_fwd(opc, val, o, ia, off[b[i]] if b[i] >= 0 else 0, pool[p], pool[p + 1])
         elif opc == GUARD:
             for j in range(n):
                 if val[ia + j] != val[o + j]:
@@ -772,13 +1326,14 @@ def reverse_sweep(op, a, b, k, c, off, pool, val, adj, last):
     """
     for i in range(last, -1, -1):
         opc = op[i]
-        if opc <= CONST or opc >= GUARD:  # leaves, guards, ARGMAX/ARGMIN: no derivative
-            continue
+        kind = KIND[opc]
+        if kind == LEAF or kind == COMPARE or opc == GUARD or opc == ARGMAX or opc == ARGMIN:
+            continue  # no derivative to propagate
         o = off[i]
         n = off[i + 1] - o
         ia = off[a[i]]
         ci = c[i]
-        if opc < ADD:
+        if kind == UNARY:
             if opc == ADDC:
                 _unary_rev(addc_d, val, adj, o, n, ia, ci)
             elif opc == MULC:
@@ -827,10 +1382,35 @@ def reverse_sweep(op, a, b, k, c, off, pool, val, adj, last):
                 _unary_rev(log1p_d, val, adj, o, n, ia, ci)
             elif opc == EXPM1:
                 _unary_rev(expm1_d, val, adj, o, n, ia, ci)
-            elif opc == STOPGRAD:
-                pass  # identity forward, zero derivative
+            elif opc == EXP2:
+                _unary_rev(exp2_d, val, adj, o, n, ia, ci)
+            elif opc == LOG2:
+                _unary_rev(log2_d, val, adj, o, n, ia, ci)
+            elif opc == LOG10:
+                _unary_rev(log10_d, val, adj, o, n, ia, ci)
+            elif opc == CBRT:
+                _unary_rev(cbrt_d, val, adj, o, n, ia, ci)
+            elif opc == ARCSINH:
+                _unary_rev(arcsinh_d, val, adj, o, n, ia, ci)
+            elif opc == ARCCOSH:
+                _unary_rev(arccosh_d, val, adj, o, n, ia, ci)
+            elif opc == ARCTANH:
+                _unary_rev(arctanh_d, val, adj, o, n, ia, ci)
+            elif opc == EXPIT:
+                _unary_rev(expit_d, val, adj, o, n, ia, ci)
+            elif opc == ERF:
+                _unary_rev(erf_d, val, adj, o, n, ia, ci)
+            elif opc == ERFC:
+                _unary_rev(erfc_d, val, adj, o, n, ia, ci)
+            elif opc == GAMMALN:
+                _unary_rev(gammaln_d, val, adj, o, n, ia, ci)
+            elif opc == DIGAMMA:
+                _unary_rev(digamma_d, val, adj, o, n, ia, ci)
+            elif opc == LOG_NDTR:
+                _unary_rev(log_ndtr_d, val, adj, o, n, ia, ci)
+            # STOPGRAD, SIGN, FLOOR, CEIL, RINT, TRUNC: zero derivative, nothing to do
             continue
-        if opc <= NE:
+        if kind == BINARY:
             ib = off[b[i]]
             sa = 1 if off[a[i] + 1] - ia == n else 0
             sb = 1 if off[b[i] + 1] - ib == n else 0
@@ -850,7 +1430,18 @@ def reverse_sweep(op, a, b, k, c, off, pool, val, adj, last):
                 _binary_rev(maximum_d, val, adj, o, n, ia, sa, ib, sb)
             elif opc == MINIMUM:
                 _binary_rev(minimum_d, val, adj, o, n, ia, sa, ib, sb)
-            # comparisons (LT..NE) are piecewise constant: zero derivative, nothing to do
+            elif opc == LOGADDEXP:
+                _binary_rev(logaddexp_d, val, adj, o, n, ia, sa, ib, sb)
+            elif opc == LOGADDEXP2:
+                _binary_rev(logaddexp2_d, val, adj, o, n, ia, sa, ib, sb)
+            elif opc == HYPOT:
+                _binary_rev(hypot_d, val, adj, o, n, ia, sa, ib, sb)
+            elif opc == FMAX:
+                _binary_rev(fmax_d, val, adj, o, n, ia, sa, ib, sb)
+            elif opc == FMIN:
+                _binary_rev(fmin_d, val, adj, o, n, ia, sa, ib, sb)
+            elif opc == XLOGY:
+                _binary_rev(xlogy_d, val, adj, o, n, ia, sa, ib, sb)
             continue
         if opc == SLICE:
             s = ia + k[i]
@@ -883,12 +1474,23 @@ def reverse_sweep(op, a, b, k, c, off, pool, val, adj, last):
                     for j in range(w):
                         adj[src + r * w + j] += adj[pos + j]
                     pos += w
-        elif opc <= MIN:
+        elif opc == SUM or opc == PROD or opc == MAX or opc == MIN:
             p = k[i]
             _reduce_rev(opc, val, adj, o, ia, pool[p], pool[p + 1], pool[p + 2])
         elif opc == MATMUL:
             p = k[i]
-            _matmul_rev(val, adj, o, ia, off[b[i]], pool[p], pool[p + 1], pool[p + 2])
+            _matmul_rev(val, adj, o, ia, off[b[i]], pool[p], pool[p + 1], pool[p + 2],
+                        pool[p + 3])
+        elif opc == CUMSUM or opc == CUMPROD:
+            p = k[i]
+            _scan_rev(opc, val, adj, o, ia, pool[p], pool[p + 1], pool[p + 2])
+        elif opc == SORT:
+            p = k[i]
+            _sort_rev(val, adj, o, ia, pool[p], pool[p + 1], pool[p + 2])
+        elif opc >= INV:
+            p = k[i]
+            _linalg_rev(opc, val, adj, o, ia, off[b[i]] if b[i] >= 0 else 0, pool[p],
+                        pool[p + 1])
 
 
 def arrays_signature():

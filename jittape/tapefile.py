@@ -104,10 +104,12 @@ def validate(t, out_id=-1, out_shape=()):
     if ((op < 0) | (op >= K.NUM_OPCODES)).any():
         _fail(int(np.argmax((op < 0) | (op >= K.NUM_OPCODES))), "unknown opcode")
     ids = np.arange(n)
-    leaf = op <= K.CONST
-    for name, col, needed in (("a", t.a, ~leaf & (op != K.CONCAT)),
-                              ("b", t.b, (op >= K.ADD) & (op <= K.NE) | (op == K.WHERE)
-                               | (op == K.MATMUL))):
+    kind = K.KIND[op]
+    leaf = kind == K.LEAF
+    binary = (kind == K.BINARY) | (kind == K.COMPARE)
+    for name, col, needed in (("a", t.a, ~leaf),
+                              ("b", t.b, binary | (op == K.WHERE) | (op == K.MATMUL)
+                               | (op == K.SOLVE))):
         bad = needed & ((col < 0) | (col >= ids))
         if bad.any():
             _fail(int(np.argmax(bad)), f"operand {name} is not an earlier record")
@@ -115,15 +117,13 @@ def validate(t, out_id=-1, out_shape=()):
         raise TapeFormatError("corrupted tape: integer pool out of range")
     sa = np.where(t.a >= 0, size[np.clip(t.a, 0, n - 1)], 0)
     sb = np.where(t.b >= 0, size[np.clip(t.b, 0, n - 1)], 0)
-    unary = (op > K.CONST) & (op < K.ADD)
-    bad = unary & (sa != size)
+    bad = (kind == K.UNARY) & (sa != size)
     if bad.any():
         _fail(int(np.argmax(bad)), "operand size differs from the result's")
-    binary = (op >= K.ADD) & (op <= K.NE)
     bad = binary & (((sa != size) & (sa != 1)) | ((sb != size) & (sb != 1)))
     if bad.any():
         _fail(int(np.argmax(bad)), "operand sizes do not broadcast to the result's")
-    for i in np.flatnonzero(op >= K.WHERE).tolist():
+    for i in np.flatnonzero(kind == K.OTHER).tolist():
         _check_record(t, i, int(op[i]), int(size[i]), int(sa[i]), int(sb[i]))
     for i in t.inputs:
         if not (0 <= i < n and op[i] == K.INPUT):
@@ -176,10 +176,27 @@ def _check_record(t, i, opc, n, sa, sb):
         if min(outer, m, inner) < 0 or outer * m * inner != sa or outer * inner != n or \
                 (m == 0 and opc != K.SUM and opc != K.PROD):
             _fail(i, "reduction layout does not match the operand")
+    elif opc in (K.CUMSUM, K.CUMPROD, K.SORT):
+        outer, m, inner = (int(v) for v in _pool(t, i, k, 3))
+        if min(outer, m, inner) < 0 or outer * m * inner != sa or \
+                n != (2 * sa if opc == K.SORT else sa):
+            _fail(i, "scan layout does not match the operand")
+        if opc == K.SORT:  # the stored permutation is read back as indices
+            perm = t.val[t.off[i] + sa:t.off[i] + n]
+            if len(perm) and (perm.min() < 0 or perm.max() >= max(m, 1)):
+                _fail(i, "sort permutation out of range")
     elif opc == K.MATMUL:
-        m, kk, nn = (int(v) for v in _pool(t, i, k, 3))
-        if min(m, kk, nn) < 0 or m * kk != sa or kk * nn != sb or m * nn != n:
+        m, kk, nn, batch = (int(v) for v in _pool(t, i, k, 4))
+        if min(m, kk, nn, batch) < 0 or batch * m * kk != sa or batch * kk * nn != sb or \
+                batch * m * nn != n:
             _fail(i, "matmul layout does not match the operands")
+    elif opc in (K.INV, K.SOLVE, K.SLOGDET, K.CHOLESKY, K.EIGH):
+        nn, m = (int(v) for v in _pool(t, i, k, 2))
+        expect = {K.INV: nn * nn, K.SOLVE: nn * m, K.SLOGDET: 2, K.CHOLESKY: nn * nn,
+                  K.EIGH: nn + nn * nn}[opc]
+        if nn < 0 or m < 0 or sa != nn * nn or n != expect or \
+                (opc == K.SOLVE and sb != nn * m):
+            _fail(i, "matrix sizes do not match the record")
     elif opc == K.GUARD:
         if sa != n:
             _fail(i, "guard size differs from its operand's")

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+import scipy.special as sp
+
 import jittape
 from jittape import sweeps as K
 from jittape.ops import BY_NAME, OPS
@@ -51,13 +53,58 @@ UNARY = {
     "tanh": (np.tanh, -2, 2), "sinh": (np.sinh, -2, 2), "cosh": (np.cosh, -2, 2),
     "arcsin": (np.arcsin, -0.9, 0.9), "arccos": (np.arccos, -0.9, 0.9),
     "arctan": (np.arctan, -3, 3), "log1p": (np.log1p, -0.7, 3), "expm1": (np.expm1, -2, 2),
+    "exp2": (np.exp2, -2, 2), "log2": (np.log2, 0.2, 3), "log10": (np.log10, 0.2, 3),
+    "cbrt": (np.cbrt, 0.2, 3), "arcsinh": (np.arcsinh, -3, 3),
+    "arccosh": (np.arccosh, 1.2, 3), "arctanh": (np.arctanh, -0.9, 0.9),
+    "expit": (sp.expit, -4, 4), "erf": (sp.erf, -2, 2), "erfc": (sp.erfc, -2, 2),
+    "gammaln": (sp.gammaln, 0.3, 6), "digamma": (sp.digamma, 0.3, 8),
+    "log_ndtr": (sp.log_ndtr, -4, 4),
 }
 SPECS = []
 for _name, (_f, _lo, _hi) in UNARY.items():
     for _shape in [(), (5,), (2, 3)]:
         SPECS.append(S(_name, _f, _shape, lo=_lo, hi=_hi))
 
+# piecewise constant: zero derivative (checked by hand, away from the jumps, where central
+# differences agree)
+for _name, _f in {"sign": np.sign, "floor": np.floor, "ceil": np.ceil, "rint": np.rint,
+                  "trunc": np.trunc}.items():
+    SPECS.append(S(_name, lambda x, _f=_f: _f(x * 3.3) * x, (5,), lo=0.05, hi=0.25,
+                   hand=lambda w, x, _f=_f: w * _f(x * 3.3)))
+
 SPECS += [
+    S("gammaln", lambda x: sp.gammaln(x), (4,), lo=-2.9, hi=-2.1),  # reflection side
+    S("digamma", lambda x: sp.digamma(x), (4,), lo=-2.9, hi=-2.1),
+    S("log_ndtr", lambda x: sp.log_ndtr(x), (3,), lo=-30, hi=-21),  # asymptotic branch
+    S("rint", lambda x: np.round(x * 7.0, 1) * x, (4,), lo=0.11, hi=0.12,
+      hand=lambda w, x: w * np.round(x * 7.0, 1)),
+    S("logaddexp", np.logaddexp, (4,), (4,)), S("logaddexp", np.logaddexp, (2, 3), ()),
+    S("logaddexp2", np.logaddexp2, (4,), (4,)),
+    S("hypot", np.hypot, (4,), (4,), lo=0.2), S("hypot", lambda x: np.hypot(x, 2.0), ()),
+    S("fmax", np.fmax, (5,), (5,)), S("fmin", np.fmin, (5,), (5,)),
+    S("fmax", lambda x: np.fmax(x, np.array([np.nan, 0.1, np.nan])), (3,)),
+    S("xlogy", sp.xlogy, (4,), (4,), lo=0.2), S("xlogy", lambda x: sp.xlogy(x, 3.0), (3,)),
+    S("cumsum", np.cumsum, (5,)), S("cumsum", lambda x: np.cumsum(x, axis=0), (3, 2)),
+    S("cumsum", lambda x: x.cumsum(axis=-1), (2, 4)) if hasattr(jittape.active.Active,
+                                                                "cumsum") else
+    S("cumsum", lambda x: np.cumsum(x, axis=-1), (2, 4)),
+    S("cumprod", np.cumprod, (5,), lo=0.5), S("cumprod", lambda x: np.cumprod(x, axis=1),
+                                               (2, 3)),
+    S("cumprod", lambda x: np.cumprod(x * np.array([1.0, 0.0, 1.0, 1.0])), (4,)),
+    S("sort", np.sort, (6,)), S("sort", lambda x: np.sort(x, axis=0), (4, 3)),
+    S("sort", lambda x: np.sort(x, axis=None), (2, 3)),
+    S("inv", lambda x: np.linalg.inv(x + 3 * np.eye(3)), (3, 3)),
+    S("solve", lambda a, b: np.linalg.solve(a + 3 * np.eye(3), b), (3, 3), (3,)),
+    S("solve", lambda a, b: np.linalg.solve(a + 3 * np.eye(3), b), (3, 3), (3, 2)),
+    S("slogdet", lambda x: np.linalg.slogdet(x + 3 * np.eye(3))[1], (3, 3)),
+    S("slogdet", lambda x: np.linalg.det(x), (3, 3)),
+    # symmetric inputs are built inside f, so central differences see the same function
+    S("cholesky", lambda x: np.linalg.cholesky(x @ x.T + np.eye(3)), (3, 3)),
+    S("eigh", lambda x: np.linalg.eigh(x + x.T)[0], (3, 3)),
+    S("eigh", lambda x: np.linalg.eigh(x + x.T + np.diag([0.0, 3.0, 6.0]))[1] ** 2, (3, 3)),
+    S("eigh", lambda x: np.linalg.eigvalsh(x @ x.T), (2, 2)),
+    S("matmul", np.matmul, (2, 2, 3), (2, 3, 2)), S("matmul", np.matmul, (2, 2, 3), (3,)),
+    S("matmul", lambda x: np.ones((4, 1, 2, 3)) @ x, (2, 3, 2)),
     S("input", lambda x: x, (3,)),
     S("const", lambda x: x * np.array([1.0, -2.0, 3.0]), (3,)),
     # d/dx sum(w * stop_gradient(x) * x) = w * x: the first factor is a constant
