@@ -242,12 +242,13 @@ def test_table_kernels_and_specs_cover_the_same_opcodes():
     for sweep in (K.forward_sweep, K.reverse_sweep):
         src = inspect.getsource(sweep.py_func)
         named = set(re.findall(r"opc == ([A-Z0-9_]+)", src))
-        ranges = {"SUM", "PROD", "MAX", "MIN"}  # `opc <= MIN` after MATMUL's branch
-        leaves = {"INPUT", "CONST"}  # `opc <= CONST`: nothing to compute
-        compare = {"LT", "LE", "GT", "GE", "EQ", "NE"}  # zero derivative: skipped in reverse
-        covered = named | ranges | leaves
-        if sweep is K.reverse_sweep:
-            covered |= compare | {"GUARD", "STOPGRAD", "ARGMAX", "ARGMIN"}  # no derivative
+        linalg = {"INV", "SOLVE", "SLOGDET", "CHOLESKY", "EIGH"}  # `opc >= INV`
+        leaves = {"INPUT", "CONST"}  # kind LEAF: nothing to compute
+        compare = {"LT", "LE", "GT", "GE", "EQ", "NE"}  # kind COMPARE: no derivative
+        covered = named | linalg | leaves
+        if sweep is K.reverse_sweep:  # ops without a derivative: nothing to propagate
+            covered |= compare | {"GUARD", "STOPGRAD", "ARGMAX", "ARGMIN", "SIGN", "FLOOR",
+                                  "CEIL", "RINT", "TRUNC"}
         missing = {s.name.upper() for s in OPS} - covered
         assert not missing, f"{sweep.py_func.__name__} does not dispatch {missing}"
 
