@@ -28,9 +28,11 @@ def _build_parser():
                       help="basin-hopping iterations (default: run_demo's, 60)")
     demo.add_argument("--no-fd", action="store_true",
                       help="skip the finite-difference comparison run")
-    sub.add_parser("ops", help="print the op table (operations and derivative rules)",
-                   description="Print every opcode with its arity, NumPy functions and "
-                               "adjoint rule.")
+    ops = sub.add_parser("ops", help="print the op table (operations and derivative rules)",
+                         description="Print every opcode with its arity, NumPy functions and "
+                                     "adjoint rule.")
+    ops.add_argument("--markdown", action="store_true",
+                     help="print the supported-operations page (docs/ops.md) instead")
     return parser
 
 
@@ -46,7 +48,10 @@ def main(argv=None):
         parser.print_help(sys.stderr)
         raise SystemExit(2)
     try:
-        if args.command == "ops":
+        if args.command == "ops" and args.markdown:
+            from .docs import ops_markdown
+            sys.stdout.write(ops_markdown())
+        elif args.command == "ops":
             from .ops import format_table
             print(format_table())
         elif args.command == "demo":

@@ -1,0 +1,111 @@
+"""The supported-operations page (``docs/ops.md``), generated from the op table.
+
+``python -m jittape ops --markdown > docs/ops.md`` rewrites it; a test fails when the file
+and the table disagree, so the page cannot drift from what the code does.
+"""
+
+import numpy as np
+
+from . import sweeps as K
+from .ops import OPS
+
+# Commonly used NumPy/SciPy functions that raise NotDifferentiableError on active values.
+NOT_SUPPORTED = [
+    ("np.percentile, np.quantile, np.median", "order statistics; use np.sort and indexing"),
+    ("np.nonzero, np.where(cond), np.argwhere, np.unique",
+     "integer results with no derivative; apply them to jittape.primal(x)"),
+    ("np.argsort", "no derivative; np.sort carries the permutation's adjoint"),
+    ("np.linalg.eig, np.linalg.svd, np.linalg.qr, np.linalg.lstsq, np.linalg.pinv",
+     "not yet; eigh covers symmetric matrices"),
+    ("np.fft.*", "complex values are not supported"),
+    ("ufunc methods (np.add.reduce, np.add.at, ...)", "use np.sum / indexing instead"),
+    ("out= arguments, in-place ufuncs on ndarrays holding active values",
+     "assign the result instead"),
+    ("scipy.special.gamma, beta, and other special functions not listed above",
+     "gammaln, digamma, ... compose most uses"),
+    ("np.array([a, b]) of active scalars", "use np.stack([a, b])"),
+]
+
+
+# handlers that are one-liners in jittape/active.py or functions.py, described here
+_DERIVED = {
+    "np.positive": "identity", "np.fabs": "opcode [`abs`](#op-abs)",
+    "np.reciprocal": "`1 / x`: opcode [`rdivc`](#op-rdivc)",
+    "np.float_power": "opcode [`pow`](#op-pow)",
+    "np.deg2rad": "`x * pi/180`: opcode [`mulc`](#op-mulc)",
+    "np.radians": "`x * pi/180`: opcode [`mulc`](#op-mulc)",
+    "np.rad2deg": "`x * 180/pi`: opcode [`mulc`](#op-mulc)",
+    "np.degrees": "`x * 180/pi`: opcode [`mulc`](#op-mulc)",
+    "np.logical_and": "predicates: opcode [`mul`](#op-mul) of 0/1 values",
+    "np.logical_or": "predicates: opcode [`maximum`](#op-maximum) of 0/1 values",
+    "np.matmul": "opcode [`matmul`](#op-matmul)",
+    "np.shape": "shape query, no record", "np.ndim": "shape query, no record",
+    "np.size": "shape query, no record",
+}
+
+
+def _name(f):
+    if isinstance(f, str):
+        return f
+    mod = getattr(f, "__module__", "") or ""
+    if isinstance(f, np.ufunc):
+        return f"np.{f.__name__}" if getattr(np, f.__name__, None) is f else f.__name__
+    for prefix, module in (("np.linalg.", np.linalg), ("np.", np)):
+        if getattr(module, getattr(f, "__name__", ""), None) is f:
+            return prefix + f.__name__
+    return f"{mod}.{getattr(f, '__name__', f)}"
+
+
+def _links(names):
+    word = "opcode" if len(names) == 1 else "opcodes"
+    return f"{word} " + ", ".join(f"[`{n}`](#op-{n})" for n in names)
+
+
+def ops_markdown():
+    """The Markdown text of ``docs/ops.md``."""
+    from .active import UFUNC_HANDLERS
+    from .functions import FUNCTIONS
+
+    lines = ["# Supported operations", "",
+             "Generated from the op table (`jittape/ops.py`) by "
+             "`python -m jittape ops --markdown`; do not edit by hand.", "",
+             "Rules are adjoint updates for `y = f(x)` (`z = f(x, y)`): `xbar` is the adjoint "
+             "of `x`. Every rule is checked against central differences in "
+             "`tests/test_ops.py`.", "", "## Opcodes and their derivative rules", "",
+             "| opcode | name | NumPy / SciPy | derivative rule |", "|---:|---|---|---|"]
+    primitive = {}
+    for s in OPS:
+        names = ", ".join(f"`{_name(f)}`" for f in s.numpy)
+        lines.append(f"| {s.code} | <a id=\"op-{s.name}\"></a>`{s.name}` | {names} | "
+                     f"{s.rule.replace('|', '&#124;')} |")
+        for f in s.numpy:
+            primitive.setdefault(_name(f), []).append(s.name)
+    lines += ["", "## NumPy and SciPy functions on active values", "",
+              "Each maps to one opcode (linked) or is composed of several (the handler named "
+              "shows how).", "", "| function | how |", "|---|---|"]
+    entries = {}
+    for f in list(UFUNC_HANDLERS) + list(FUNCTIONS):
+        name = _name(f)
+        if name in _DERIVED:
+            entries[name] = _DERIVED[name]
+        elif name in primitive:
+            entries[name] = _links(primitive[name])
+        else:
+            handler = UFUNC_HANDLERS.get(f) or FUNCTIONS.get(f)
+            doc = (getattr(handler, "__doc__", None) or "").strip().split("\n")[0]
+            where = getattr(handler, "__module__", "jittape")
+            entries[name] = f"composed (`{where}.{getattr(handler, '__name__', '?')}`)" + (
+                f": {doc}" if doc else "")
+    for name, names in primitive.items():
+        if name.startswith("scipy."):
+            entries[name] = _links(names)
+    entries["scipy.special.logsumexp"] = "composed (`jittape.functions.logsumexp`): max-shifted"
+    for name in sorted(entries):
+        lines.append(f"| `{name}` | {entries[name].replace('|', '&#124;')} |")
+    lines += ["", "Python operators on active values: `+ - * / ** @`, unary `-`, `abs()`, "
+              "comparisons (recorded; `if` on them records a guard), indexing (basic, "
+              "integer arrays, boolean masks, `None`, `...`).", "",
+              "## Not supported (raise `NotDifferentiableError` naming the function)", "",
+              "| function | why / instead |", "|---|---|"]
+    lines += [f"| {a} | {b} |" for a, b in NOT_SUPPORTED]
+    return "\n".join(lines) + "\n"
