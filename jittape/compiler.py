@@ -329,7 +329,8 @@ class _Gen:
         elif opc == K.MATMUL:
             lay = ", ".join(str(int(v)) for v in t.pool[k:k + 4])
             self.F(f"K._matmul_fwd(val, {o}, {ia}, {self.bo[b]}, {lay})")
-            rev = [(0, f"K._matmul_rev(val, adj, {o}, {ia}, {self.bo[b]}, {lay})")]
+            rev = [(0, f"K._matmul_rev(val, adj, {o}, {ia}, {self.bo[b]}, {lay}, "
+                       f"{int(t.op[a]) != K.CONST}, {int(t.op[b]) != K.CONST})")]
         elif opc == K.CONCAT:
             nparts, outer = int(t.pool[k]), int(t.pool[k + 1])
             parts = [(self.bo[int(t.pool[k + 2 + 2 * q])], int(t.pool[k + 3 + 2 * q]))

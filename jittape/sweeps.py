@@ -253,7 +253,7 @@ def sinh_f(x, c):
 
 @njit(inline="always")
 def sinh_d(x, y, c):
-    return math.cosh(x)
+    return math.sqrt(1.0 + y * y)  # cosh x from y = sinh x: no second libm call
 
 
 @njit(inline="always")
@@ -263,7 +263,8 @@ def cosh_f(x, c):
 
 @njit(inline="always")
 def cosh_d(x, y, c):
-    return math.sinh(x)
+    e = math.expm1(x)  # sinh x = (e + e / (e + 1)) / 2, accurate near 0
+    return 0.5 * (e + e / (e + 1.0))
 
 
 @njit(inline="always")
@@ -686,7 +687,14 @@ def pow_f(x, y):
 @njit(inline="always")
 def pow_d(x, y, z):
     # d/dy x**y = x**y log x; taken as 0 where x**y == 0 (x = 0, y > 0), as autograd does.
-    return (0.0 if y == 0.0 else y * x ** (y - 1.0)), (0.0 if z == 0.0 else z * math.log(x))
+    # y x^(y-1) = y z / x reuses the primal where x != 0
+    if y == 0.0:
+        dx = 0.0
+    elif x != 0.0 and abs(z) < math.inf:
+        dx = y * z / x
+    else:
+        dx = y * x ** (y - 1.0)
+    return dx, (0.0 if z == 0.0 else z * math.log(x))
 
 
 @njit(inline="always")
@@ -871,6 +879,15 @@ def _binary_fwd(f, val, o, n, ia, sa, ib, sb):
 
 @njit(inline="always")
 def _binary_rev(d, val, adj, o, n, ia, sa, ib, sb):
+    # A zero adjoint contributes exactly 0, even where a partial is inf or nan (the untaken
+    # side of a where, say); written as a select so that the loop vectorizes.
+    if sa == 1 and sb == 1 and ia != ib:  # the common case: no stride, no aliasing
+        for j in range(n):
+            g = adj[o + j]
+            dx, dy = d(val[ia + j], val[ib + j], val[o + j])
+            adj[ia + j] += g * dx if g != 0.0 else 0.0
+            adj[ib + j] += g * dy if g != 0.0 else 0.0
+        return
     for j in range(n):
         g = adj[o + j]
         if g != 0.0:
@@ -912,8 +929,7 @@ def _reduce_rev(opc, val, adj, o, ia, outer, n, inner):
             g = adj[o + r * inner + q]
             y = val[o + r * inner + q]
             if opc == SUM:
-                for t in range(n):
-                    adj[base + t * inner] += g
+                continue  # below, in memory order
             elif opc == PROD:
                 # product of the other factors, exact when some factors are zero
                 zeros = 0
@@ -931,13 +947,18 @@ def _reduce_rev(opc, val, adj, o, ia, outer, n, inner):
                     elif zeros == 1 and x == 0.0:
                         adj[base + t * inner] += g * p
             else:  # MAX, MIN: split evenly among the elements that attain the extremum
-                ties = 0
+                ties = 0.0
                 for t in range(n):
-                    if val[base + t * inner] == y:
-                        ties += 1
+                    ties += 1.0 if val[base + t * inner] == y else 0.0
+                share = g / ties if ties > 0.0 else 0.0
                 for t in range(n):
-                    if val[base + t * inner] == y:
-                        adj[base + t * inner] += g / ties
+                    adj[base + t * inner] += share if val[base + t * inner] == y else 0.0
+    if opc == SUM:  # xbar[r, t, q] += ybar[r, q], walking x in memory order
+        for r in range(outer):
+            for t in range(n):
+                base = ia + (r * n + t) * inner
+                for q in range(inner):
+                    adj[base + q] += adj[o + r * inner + q]
 
 
 @njit(inline="always")
@@ -954,19 +975,31 @@ def _matmul_fwd(val, o, ia, ib, m, kk, n, batch):
 
 
 @njit(inline="always")
-def _matmul_rev(val, adj, o, ia, ib, m, kk, n, batch):
-    # Abar += G @ B^T, Bbar += A^T @ G  (Giles 2008, "Collected matrix derivative results")
+def _matmul_rev(val, adj, o, ia, ib, m, kk, n, batch, need_a, need_b):
+    # Abar += G @ B^T, Bbar += A^T @ G  (Giles 2008, "Collected matrix derivative results");
+    # a constant operand gets no adjoint (half the work of a product with a data matrix)
     for q in range(batch):
         qa, qb, qo = ia + q * m * kk, ib + q * kk * n, o + q * m * n
         for i in range(m):
+            if n == 1:  # matrix-vector: rows of A in memory order
+                g = adj[qo + i]
+                if need_b:
+                    for t in range(kk):
+                        adj[qb + t] += val[qa + i * kk + t] * g
+                if need_a:
+                    for t in range(kk):
+                        adj[qa + i * kk + t] += g * val[qb + t]
+                continue
             for t in range(kk):
                 x = val[qa + i * kk + t]
                 s = 0.0
                 for j in range(n):
                     g = adj[qo + i * n + j]
                     s += g * val[qb + t * n + j]
-                    adj[qb + t * n + j] += x * g
-                adj[qa + i * kk + t] += s
+                    if need_b:
+                        adj[qb + t * n + j] += x * g
+                if need_a:
+                    adj[qa + i * kk + t] += s
 
 
 @njit(inline="always")
@@ -1480,7 +1513,7 @@ def reverse_sweep(op, a, b, k, c, off, pool, val, adj, last):
         elif opc == MATMUL:
             p = k[i]
             _matmul_rev(val, adj, o, ia, off[b[i]], pool[p], pool[p + 1], pool[p + 2],
-                        pool[p + 3])
+                        pool[p + 3], op[a[i]] != CONST, op[b[i]] != CONST)
         elif opc == CUMSUM or opc == CUMPROD:
             p = k[i]
             _scan_rev(opc, val, adj, o, ia, pool[p], pool[p + 1], pool[p + 2])
