@@ -146,7 +146,7 @@ class Active:
         return unary(K.NEG, self)
 
     def __pos__(self):
-        return self
+        return Active(self._t, self._i, self._v)  # a new object: item assignment mutates
 
     def __abs__(self):
         return unary(K.ABS, self)
@@ -213,15 +213,59 @@ class Active:
     def T(self):
         return np.transpose(self)
 
-    def copy(self):
-        return self
+    def copy(self, order="C"):
+        # same record, new object: y = x.copy(); y[0] = 0 must leave x alone
+        return type(self)(self._t, self._i, self._v)
 
     def astype(self, dtype, copy=True):
         if np.dtype(dtype) != np.float64:
             raise NotDifferentiableError(
                 f"astype({dtype}) of an active value: only float64 carries derivatives. "
                 f"Use jittape.primal(x).astype(...) for a constant copy.")
-        return self
+        return self.copy() if copy else self
+
+    def __setitem__(self, key, value):
+        """``x[key] = value`` as a functional update recorded on the tape
+        (:func:`jittape.composite.setitem`); overwritten elements get no adjoint."""
+        _functions.composite.setitem(self, key, value)
+
+    def swapaxes(self, axis1, axis2):
+        return np.swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None):
+        return np.squeeze(self, axis=axis)
+
+    def repeat(self, repeats, axis=None):
+        return np.repeat(self, repeats, axis=axis)
+
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        return np.take(self, indices, axis=axis, out=out, mode=mode)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return np.diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return np.trace(self, offset, axis1, axis2, dtype, out)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return np.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                      **kw)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                      **kw)
+
+    def cumsum(self, axis=None):
+        return np.cumsum(self, axis=axis)
+
+    def cumprod(self, axis=None):
+        return np.cumprod(self, axis=axis)
+
+    def clip(self, min=None, max=None):
+        return np.clip(self, min, max)
+
+    def round(self, decimals=0):
+        return np.round(self, decimals)
 
     # --- NumPy protocols ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -524,7 +568,7 @@ def _scipy_handler(ufunc):
 def _ufunc_handlers():
     h = {f: _handler(opc) for f, opc in UFUNC_OPCODES.items()}
     # ufuncs that are other ops in disguise
-    h[np.positive] = lambda x: x
+    h[np.positive] = lambda x: +x
     h[np.fabs] = lambda x: unary(K.ABS, x)
     h[np.reciprocal] = lambda x: binary(K.DIV, 1.0, x)
     h[np.float_power] = lambda x, y: binary(K.POW, x, y)

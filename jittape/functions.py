@@ -17,15 +17,19 @@ from .errors import NotDifferentiableError
 
 
 def _gather(x, idx, value):
-    """Record ``value = x.flat[idx]`` (``idx`` an int array of value's shape)."""
+    """Record ``value = x.flat[idx]`` (``idx`` an int array of value's shape).
+
+    A gather of a comparison result is still a :class:`Predicate` (usable as a mask).
+    """
     t = x._t
     flat = np.ravel(idx)
     if flat.size == 0:
         return const(t, value)
+    cls = Predicate if isinstance(x, Predicate) else Active
     start = int(flat[0])
     if flat.size == 1 or np.all(np.diff(flat) == 1):
-        return _new(Active, t, K.SLICE, x._i, -1, start, 0.0, value)
-    return _new(Active, t, K.GATHER, x._i, -1, t.push_pool(flat), 0.0, value)
+        return _new(cls, t, K.SLICE, x._i, -1, start, 0.0, value)
+    return _new(cls, t, K.GATHER, x._i, -1, t.push_pool(flat), 0.0, value)
 
 
 def _flat_index(x):
@@ -82,6 +86,8 @@ def reshape(x, shape, order="C"):
     if order != "C":
         raise NotDifferentiableError("reshape of an active value supports order='C' only")
     z = np.reshape(x._v, shape)
+    if isinstance(x, Predicate):
+        return Predicate(x._t, x._i, bool(z) if z.ndim == 0 else z)
     return Active(x._t, x._i, float(z) if z.ndim == 0 else z)
 
 
@@ -464,3 +470,5 @@ FUNCTIONS = {
     np.shape: _shape_query(np.shape), np.ndim: _shape_query(np.ndim),
     np.size: _shape_query(np.size),
 }
+
+from . import composite  # noqa: E402,F401  (registers more handlers in FUNCTIONS)

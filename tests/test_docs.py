@@ -19,6 +19,8 @@ def test_every_opcode_and_function_is_listed():
     text = ops_markdown()
     for s in OPS:
         assert f'id="op-{s.name}"' in text
-    for f in list(UFUNC_HANDLERS) + list(FUNCTIONS):
+    import numpy as np
+    for f in [f for f in UFUNC_HANDLERS if getattr(np, f.__name__, None) is f] + \
+            list(FUNCTIONS):
         assert f"| `{_name(f)}` |" in text, _name(f)
     assert "<lambda>" not in text
