@@ -81,7 +81,16 @@ class Active:
         self._lost("int()")
 
     def __index__(self):
-        self._lost("Using it as an index (int conversion)")
+        """An integral active value used as an index (``a[n]``, ``range(n)``): guarded.
+
+        The tape records that the control flow depended on the value, so a replay where it
+        differs records again. Non-integral values are refused, as NumPy refuses floats.
+        """
+        v = self._v
+        if type(v) is float and v == math.floor(v) and math.isfinite(v):
+            guard(self)
+            return int(v)
+        self._lost("Using a non-integral value as an index (int conversion)")
 
     def __complex__(self):
         self._lost("complex()")

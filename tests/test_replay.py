@@ -32,12 +32,13 @@ def branchy_grad(x):
 
 def selecting(x):
     """Data-dependent selections that stay on the tape: no guard needed."""
-    return np.sum(np.where(x > 0, x ** 2, -3.0 * x) + np.maximum(x, 0.5) + np.abs(x))
+    return np.sum(np.where(x > 0, x ** 2, -3.0 * x) + np.maximum(x, 0.5) + np.abs(x)
+                  + np.clip(x, -1.0, 1.0))
 
 
 def selecting_grad(x):
     return (np.where(x > 0, 2 * x, -3.0) + np.where(x > 0.5, 1.0, 0.0)
-            + np.sign(x))
+            + np.sign(x) + np.where(np.abs(x) < 1.0, 1.0, 0.0))
 
 
 RNG = np.random.default_rng(0)
@@ -80,6 +81,20 @@ def test_argmax_used_as_index_is_guarded():
     np.testing.assert_allclose(tape.gradient(np.array([1.0, 4.0, 2.0])), [1, 9, 1])
     with pytest.raises(GuardFailure):
         tape.gradient(np.array([5.0, 4.0, 2.0]))
+
+
+def test_integral_value_used_as_index_is_guarded():
+    table = np.array([10.0, 20.0, 30.0, 40.0])
+
+    def f(x):
+        n = np.floor(x[0])  # integral, no derivative
+        return table[n] * x[1] + np.sum(x[: len(range(n))])
+    tape = jittape.record(f, np.array([2.5, 3.0]))
+    np.testing.assert_allclose(tape.gradient(np.array([2.7, 1.0])), [1.0, 30.0 + 1.0])
+    with pytest.raises(GuardFailure):
+        tape.gradient(np.array([1.5, 1.0]))
+    with pytest.raises(jittape.ActiveConversionError, match="non-integral"):
+        jittape.grad(lambda x: table[x[0]])(np.array([1.5]))
 
 
 def test_mask_indexing_is_guarded():
