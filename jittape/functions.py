@@ -279,36 +279,32 @@ def dot(x, y, out=None):
 
 
 # --- scans and sorting -------------------------------------------------------------------
-def _along_axis(opc, npf, x, axis, extra=""):
-    """Record a scan/sort along ``axis`` (None: over the flattened array)."""
+def _along_axis(x, axis):
+    """``(x, (outer, n, inner), value, axis)`` for an op along ``axis`` (None: flattened)."""
     if axis is None:
-        x = ravel(x)
-        axis = 0
+        x, axis = ravel(x), 0
     v = np.asarray(x._v)
     if v.ndim == 0:
         x, v, axis = reshape(x, (1,)), v.reshape(1), 0
     ax = _axes(axis, v.ndim)[0]
     layout = (int(np.prod(v.shape[:ax])), v.shape[ax], int(np.prod(v.shape[ax + 1:])))
+    return x, layout, v, ax
+
+
+def _scan(opc, npf, x, axis, dtype, out):
+    if out is not None or dtype not in (None, float, np.float64):
+        raise NotDifferentiableError(f"np.{npf.__name__}(out=/dtype=) on active values")
+    x, layout, v, ax = _along_axis(x, axis)
     t = x._t
-    return t, layout, v, ax
+    return _new(Active, t, opc, x._i, -1, t.push_pool(layout), 0.0, npf(v, axis=ax))
 
 
 def cumsum(x, axis=None, dtype=None, out=None):
-    if out is not None or dtype not in (None, float, np.float64):
-        raise NotDifferentiableError("np.cumsum(out=/dtype=) on active values")
-    t, layout, v, ax = _along_axis(K.CUMSUM, np.cumsum, x, axis)
-    src = ravel(x) if axis is None else x
-    return _new(Active, t, K.CUMSUM, src._i, -1, t.push_pool(layout), 0.0,
-                np.cumsum(v, axis=ax))
+    return _scan(K.CUMSUM, np.cumsum, x, axis, dtype, out)
 
 
 def cumprod(x, axis=None, dtype=None, out=None):
-    if out is not None or dtype not in (None, float, np.float64):
-        raise NotDifferentiableError("np.cumprod(out=/dtype=) on active values")
-    t, layout, v, ax = _along_axis(K.CUMPROD, np.cumprod, x, axis)
-    src = ravel(x) if axis is None else x
-    return _new(Active, t, K.CUMPROD, src._i, -1, t.push_pool(layout), 0.0,
-                np.cumprod(v, axis=ax))
+    return _scan(K.CUMPROD, np.cumprod, x, axis, dtype, out)
 
 
 def sort(x, axis=-1, kind=None, order=None, stable=None):
@@ -318,12 +314,12 @@ def sort(x, axis=-1, kind=None, order=None, stable=None):
     """
     if order is not None:
         raise NotDifferentiableError("np.sort(order=...) (structured arrays) on active values")
-    t, layout, v, ax = _along_axis(K.SORT, np.sort, x, axis)
-    src = ravel(x) if axis is None else x
+    x, layout, v, ax = _along_axis(x, axis)
+    t = x._t
     perm = np.argsort(v, axis=ax, kind="stable")
     z = np.take_along_axis(v, perm, axis=ax)
     both = np.concatenate([z.ravel(), perm.ravel().astype(np.float64)])
-    rec = _new(Active, t, K.SORT, src._i, -1, t.push_pool(layout), 0.0, both)
+    rec = _new(Active, t, K.SORT, x._i, -1, t.push_pool(layout), 0.0, both)
     return reshape(_new(Active, t, K.SLICE, rec._i, -1, 0, 0.0, z.ravel()), z.shape)
 
 
