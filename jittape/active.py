@@ -304,8 +304,9 @@ class Active:
     def __array_function__(self, func, types, args, kwargs):
         handler = _functions.FUNCTIONS.get(func)
         if handler is None:
+            name = f"{getattr(func, '__module__', None) or 'numpy'}.{func.__name__}"
             raise NotDifferentiableError(
-                f"numpy.{func.__name__} has no derivative rule in jittape. "
+                f"{name} has no derivative rule in jittape. "
                 f"`python -m jittape ops` lists the supported operations; compose it from "
                 f"those, or apply it to jittape.primal(x) if you want no derivative through it.")
         return handler(*args, **kwargs)

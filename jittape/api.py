@@ -11,6 +11,7 @@ import numpy as np
 from . import sweeps as K
 from .active import Active, _new
 from .errors import NonScalarOutputError, NotDifferentiableError
+from . import scipy_special as _scipy_special
 from .tape import Recorder
 
 
@@ -45,23 +46,160 @@ def _normalize_argnums(argnums, nargs):
     return single, tuple(n % nargs for n in nums)
 
 
+# --- structured arguments ("pytrees"): nested tuples, lists and dicts of leaves ----------
+# A treedef is a hashable description of a structure: _LEAF for a float leaf (an input of
+# the tape), ("=", ...) for a constant leaf (int, bool, None, integer/bool ndarray; its value
+# is part of the treedef, so a tape is never replayed with another constant), (dict, keys,
+# children) and (kind, children) for dicts and sequences (kind: tuple, list or a namedtuple
+# class). Dict keys keep their insertion order: f may depend on it.
+_LEAF = "*"
+_CONTAINERS = (tuple, list, dict)
+
+
+class _LeafError(TypeError):
+    """An unsupported leaf; ``path`` is the tuple of keys leading to it."""
+
+    def __init__(self, path, leaf):
+        super().__init__(path, leaf)
+        self.path, self.leaf = path, leaf
+
+
+def _flatten(x):
+    """``(treedef, floats, consts)`` of ``x``: float leaves as floats or float64 ndarray
+    copies, constant leaves unchanged, both in depth-first order."""
+    floats, consts = [], []
+    return _flat(x, (), floats, consts), floats, consts
+
+
+def _flat(x, path, floats, consts):
+    if isinstance(x, dict):
+        keys = tuple(x)
+        return (dict, keys, tuple(_flat(x[k], path + (k,), floats, consts) for k in keys))
+    if isinstance(x, (tuple, list)):
+        kind = type(x) if hasattr(x, "_fields") else tuple if isinstance(x, tuple) else list
+        return (kind, tuple(_flat(v, path + (i,), floats, consts) for i, v in enumerate(x)))
+    if isinstance(x, Active):
+        raise NotDifferentiableError(
+            "nested differentiation (grad of grad) is not supported yet")
+    if x is None or isinstance(x, (bool, np.bool_, numbers.Integral)):
+        consts.append(x)
+        return ("=", type(x), x)
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind in "biu":
+            consts.append(x)
+            return ("=", x.dtype.str, x.shape, x.tobytes())
+        if x.dtype.kind != "f":
+            raise _LeafError(path, x)
+        floats.append(float(x) if x.ndim == 0 else np.array(x, dtype=np.float64))
+        return _LEAF
+    if isinstance(x, numbers.Real):
+        floats.append(float(x))
+        return _LEAF
+    raise _LeafError(path, x)
+
+
+def _unflatten(td, leaf):
+    """Rebuild the structure ``td``; ``leaf(node)`` gives the value of each leaf node."""
+    if td == _LEAF or td[0] == "=":
+        return leaf(td)
+    if td[0] is dict:
+        return {k: _unflatten(c, leaf) for k, c in zip(td[1], td[2])}
+    vals = [_unflatten(c, leaf) for c in td[1]]
+    return vals if td[0] is list else tuple(vals) if td[0] is tuple else td[0](*vals)
+
+
+def _path_str(root, path):
+    return root + "".join(f"[{k!r}]" for k in path)
+
+
+def _arg_name(f, n):
+    """The name of positional parameter ``n`` of ``f`` (for messages), or ``args[n]``."""
+    import inspect
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        return f"args[{n}]"
+    pos = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if n < len(pos):
+        return pos[n].name
+    star = [p for p in params if p.kind == p.VAR_POSITIONAL]
+    return f"{star[0].name}[{n - len(pos)}]" if star else f"args[{n}]"
+
+
+def _flatten_arg(x, root):
+    """Flatten a structured argument; unsupported leaves raise a TypeError naming their
+    path (``root`` is a str or a callable giving it, computed only for the message)."""
+    try:
+        return _flatten(x)
+    except _LeafError as e:
+        name = _path_str(root() if callable(root) else root, e.path)
+        raise TypeError(
+            f"{name} is of type {type(e.leaf).__name__}: jittape differentiates float leaves "
+            f"(floats and float arrays); integer, boolean and None leaves are passed through "
+            f"as constants, other types are not supported") from None
+
+
+def _arg_key(x, root):
+    """What a recording depends on of a differentiated argument: its shape, or for a
+    structure its treedef and the shapes of its float leaves."""
+    if not isinstance(x, _CONTAINERS):
+        return np.shape(x)
+    td, floats, _ = _flatten_arg(x, root)
+    return td, tuple(np.shape(v) for v in floats)
+
+
+def _pack_grads(treedefs, single, grads):
+    """The gradients of the float leaves ``grads`` in the structure of the arguments
+    (``treedefs`` None: every argument is a plain float or array)."""
+    if treedefs is None:
+        return grads[0] if single else tuple(grads)
+    it = iter(grads)
+    out = tuple(_unflatten(td, lambda node: next(it) if node == _LEAF else None)
+                for td in treedefs)
+    return out[0] if single else out
+
+
 def _record(f, args, kwargs, argnums, vector_output=False):
     """Run ``f`` on active inputs; return (recorder, output active or constant, single,
-    nums). With ``vector_output`` the output may be an array (for Jacobians)."""
+    nums, treedefs). With ``vector_output`` the output may be an array (for Jacobians).
+
+    A differentiated argument that is a tuple, list or dict is a structure: each of its
+    float leaves becomes an input record, in depth-first order.
+    """
     single, nums = _normalize_argnums(argnums, len(args))
+    _scipy_special.install()  # SciPy imported after jittape: wrap logsumexp now
     rec = Recorder()
     args = list(args)
+    structured = {}  # argnum -> treedef
     for n in nums:
-        x = _as_input(args[n], n)
-        a = _new(Active, rec, K.INPUT, -1, -1, 0, 0.0, x)
-        rec.inputs.append(a._i)
-        args[n] = a
+        x = args[n]
+        if not isinstance(x, _CONTAINERS):
+            args[n] = _input(rec, _as_input(x, n))
+            continue
+        td, floats, consts = _flatten_arg(x, lambda: _arg_name(f, n))
+        if consts and not floats and any(c is not None for c in consts):
+            raise TypeError(
+                f"argument {_arg_name(f, n)} is a {type(x).__name__} of integers or booleans "
+                f"only: inside tuples, lists and dicts those are constants, so there is "
+                f"nothing to differentiate. Pass floats (1.0, not 1) or a float array.")
+        actives = iter([_input(rec, v) for v in floats])
+        consts = iter(consts)
+        args[n] = _unflatten(td, lambda node: next(actives) if node == _LEAF else next(consts))
+        structured[n] = td
+    # one treedef per differentiated argument; None if all are plain floats or arrays
+    treedefs = tuple(structured.get(n, _LEAF) for n in nums) if structured else None
     out = f(*args, **kwargs)
     if vector_output:
         if not isinstance(out, Active):
             out = np.asarray(out, dtype=np.float64)
-        return rec, out, single, nums
-    return rec, _check_output(out, f), single, nums
+        return rec, out, single, nums, treedefs
+    return rec, _check_output(out, f), single, nums, treedefs
+
+
+def _input(rec, x):
+    a = _new(Active, rec, K.INPUT, -1, -1, 0, 0.0, x)
+    rec.inputs.append(a._i)
+    return a
 
 
 def _check_output(out, f):
@@ -89,15 +227,20 @@ def value_and_grad(f, argnums=0):
     f : callable
         Plain NumPy code returning a scalar (float or 0-d array).
     argnums : int or tuple of int
-        Positional argument(s) to differentiate. Each must be a real float or array-like
-        (integers are converted to float64); the others are passed through as constants.
+        Positional argument(s) to differentiate; the others are passed through as constants.
+        Each is a real float or array (integers are converted to float64), or a structure:
+        a tuple, list or dict, nested, of such leaves. In a structure every float leaf
+        (float, float ndarray) is differentiated, while integer, boolean and None leaves
+        (also integer/bool ndarrays) are constants that reach ``f`` unchanged.
 
     Returns
     -------
     callable
         ``(value, gradient)``: ``value`` a float; ``gradient`` a float (scalar argument) or a
         float64 ndarray of the argument's shape, or a tuple of those when ``argnums`` is a
-        tuple. Plugs into ``scipy.optimize.minimize(fun, x0, jac=True)``.
+        tuple. Plugs into ``scipy.optimize.minimize(fun, x0, jac=True)``. The gradient with
+        respect to a structure has the same structure (same tuple/list/dict types and keys),
+        with ``None`` at its constant leaves.
 
     Raises
     ------
@@ -107,6 +250,11 @@ def value_and_grad(f, argnums=0):
         ``f`` applied a function that has no derivative rule (the message names it).
     ActiveConversionError
         ``f`` called ``float()``/``int()`` on an active value.
+    TypeError
+        A differentiated argument is not real, or a structure has a leaf of another type
+        (the message gives its path, e.g. ``params['w'][1]``), or a structure's leaves are
+        all integers or booleans (nothing to differentiate; ``[1, 2]`` rather than
+        ``[1.0, 2.0]`` is the usual cause).
 
     Notes
     -----
@@ -116,7 +264,7 @@ def value_and_grad(f, argnums=0):
     """
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
-        rec, out, single, nums = _record(f, args, kwargs, argnums)
+        rec, out, single, _, treedefs = _record(f, args, kwargs, argnums)
         tape = rec.freeze()
         if isinstance(out, Active):
             adj = tape.reverse(out._i)
@@ -127,7 +275,7 @@ def value_and_grad(f, argnums=0):
         for i in tape.inputs:
             g = adj[tape.off[i]:tape.off[i + 1]]
             grads.append(float(g[0]) if i not in tape.shapes else g.reshape(tape.shapes[i]))
-        return value, (grads[0] if single else tuple(grads))
+        return value, _pack_grads(treedefs, single, grads)
     return value_and_grad_f
 
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from . import sweeps as K
 from .active import Active
-from .api import _normalize_argnums, _record
+from .api import (_CONTAINERS, _LEAF, _arg_key, _arg_name, _flatten_arg, _normalize_argnums,
+                  _pack_grads, _record)
 from .errors import GuardFailure, NonScalarOutputError
 
 
@@ -25,7 +26,9 @@ class Tape:
 
     Create one with :func:`record` or load one with :func:`jittape.load`. Methods take the
     differentiated arguments only (positional, in ``argnums`` order), each a float or an
-    array of the shape it had when recorded; other arguments stay as recorded.
+    array of the shape it had when recorded, or a structure (tuple, list, dict) like the
+    recorded one: same treedef, same float-leaf shapes, same constant (integer, boolean)
+    leaves. Gradients come back in that structure. Other arguments stay as recorded.
 
     Attributes
     ----------
@@ -41,15 +44,20 @@ class Tape:
         an ``argmax``) comes out differently at the new inputs. Record again there, or use
         :func:`taped`, which does so automatically.
     ValueError
-        An input's shape differs from the recorded one.
+        An input's shape, or a structured argument's structure, differs from the recorded one.
     """
 
-    def __init__(self, arrays, out_id, out_shape=(), out_value=0.0, single=True):
+    treedefs = None  # structures of the differentiated arguments; None: plain arguments
+
+    def __init__(self, arrays, out_id, out_shape=(), out_value=0.0, single=True,
+                 treedefs=None):
         self.arrays = arrays
         self.out_id = int(out_id)  # -1: the output does not depend on the inputs
         self.out_shape = tuple(out_shape)
         self.out_value = out_value
         self.single = bool(single)
+        if treedefs is not None:
+            self.treedefs = tuple(treedefs)  # the INPUT records are their float leaves
         self._in_ids = None  # set on first replay
         self._in_shapes = None
         self._kernel = None  # set by compile(); not pickled (machine code)
@@ -135,7 +143,35 @@ class Tape:
         for i in t.inputs:
             g = adj[t.off[i]:t.off[i + 1]]
             grads.append(float(g[0]) if i not in t.shapes else g.reshape(t.shapes[i]).copy())
-        return grads[0] if self.single else tuple(grads)
+        return self._pack(grads)
+
+    def _pack(self, grads):
+        """Leaf gradients in the structure of the differentiated arguments."""
+        if self.treedefs is None:
+            return grads[0] if self.single else tuple(grads)
+        return _pack_grads(self.treedefs, self.single, grads)
+
+    def _flat(self, xs):
+        """The float leaves of the arguments ``xs`` of a structured tape, in input order."""
+        if self.treedefs is None:
+            return xs
+        if len(xs) != len(self.treedefs):
+            raise TypeError(f"the tape was recorded with {len(self.treedefs)} differentiated "
+                            f"argument(s), got {len(xs)}")
+        leaves = []
+        for j, (x, td) in enumerate(zip(xs, self.treedefs)):
+            if td == _LEAF:
+                leaves.append(x)
+                continue
+            xtd, floats, _ = (_flatten_arg(x, f"xs[{j}]") if isinstance(x, _CONTAINERS)
+                              else (_LEAF, [x], []))
+            if xtd != td:
+                raise ValueError(
+                    f"differentiated argument {j} has the structure {_td_str(xtd)}, the tape "
+                    f"was recorded with {_td_str(td)} (constant leaves included); record the "
+                    f"function again for it (jittape.taped does so automatically)")
+            leaves.extend(floats)
+        return leaves
 
     def _require_scalar(self):
         if self.out_shape != ():
@@ -146,6 +182,7 @@ class Tape:
     # --- public replay ---
     def value(self, *xs):
         """f at new inputs: float (or ndarray for a vector output)."""
+        xs = self._flat(xs)
         if self.out_shape == () and self.out_id >= 0:
             return self._fast(xs, False)[0]
         return self._output(self._forward(xs))
@@ -182,14 +219,14 @@ class Tape:
                 f"differs at the new inputs; record the function again there.", bad)
         if not want_grad:
             return value, None
-        if self.single:
+        if self.single and self.treedefs is None:
             return value, (float(g[0]) if shapes[0] == () else g.reshape(shapes[0]))
         grads, pos = [], 0
         for s in shapes:
             m = int(np.prod(s))
             grads.append(float(g[pos]) if s == () else g[pos:pos + m].reshape(s))
             pos += m
-        return value, tuple(grads)
+        return value, self._pack(grads)
 
     @staticmethod
     def _check_input(x, shape):
@@ -203,8 +240,8 @@ class Tape:
         """``(f(xs), gradient)`` from one forward and one reverse sweep."""
         self._require_scalar()
         if _val is None and self.out_id >= 0:
-            return self._fast(xs, True)
-        val = self._forward(xs) if _val is None else _val
+            return self._fast(self._flat(xs), True)
+        val = self._forward(self._flat(xs)) if _val is None else _val
         return self._output(val), self._input_adjoints(self._reverse(val, 1.0))
 
     def gradient(self, *xs):
@@ -216,7 +253,7 @@ class Tape:
 
         ``xs`` is a tuple of the differentiated arguments; ``cotangent`` has the output's shape.
         """
-        val = self._forward(tuple(xs)) if _val is None else _val
+        val = self._forward(self._flat(tuple(xs))) if _val is None else _val
         seed = np.asarray(cotangent, dtype=np.float64)
         if seed.shape != self.out_shape:
             raise ValueError(f"cotangent shape {seed.shape} differs from the output shape "
@@ -229,8 +266,9 @@ class Tape:
         One forward sweep, then one reverse sweep per output element (reverse mode pays per
         output; Griewank & Walther sec. 3.3).
         """
-        if not self.single:
-            raise TypeError("jacobian() is for tapes of one differentiated argument")
+        if not self.single or self.treedefs is not None:
+            raise TypeError("jacobian() is for tapes of one differentiated argument, a float "
+                            "or an array (not a tuple, list or dict)")
         val = self._forward(xs) if _val is None else _val
         t = self.arrays
         in_shape = t.shape(t.inputs[0])
@@ -262,7 +300,15 @@ class Tape:
                 f"output shape {self.out_shape}>")
 
     def save(self, path):
-        """Write the tape to ``path`` as ``.npz`` (no pickle needed to load it)."""
+        """Write the tape to ``path`` as ``.npz`` (no pickle needed to load it).
+
+        Tapes of structured arguments (tuples, lists, dicts) are not saved: the file format
+        has no place for their structure yet (they pickle).
+        """
+        if self.treedefs is not None:
+            raise ValueError("a tape of structured arguments (tuples, lists, dicts) cannot be "
+                             "saved as .npz yet; pickle it, or record it with array "
+                             "arguments")
         from .tapefile import save
         save(self, path)
 
@@ -272,24 +318,43 @@ def record(f, *args, argnums=0, **kwargs):
 
     The output may be a scalar (for gradients) or an array (for ``vjp``/``jacobian``).
     ``argnums`` selects the differentiated positional arguments; the others are recorded as
-    constants.
+    constants. A differentiated argument may be a structure (tuple, list, dict, nested) as in
+    :func:`jittape.grad`: the tape's INPUT records are its float leaves, depth first, and its
+    methods take and return that structure.
     """
     return _record_tape(f, args, kwargs, argnums)
 
 
 def _record_tape(f, args, kwargs, argnums):
-    rec, out, single, _ = _record(f, args, kwargs, argnums, vector_output=True)
+    rec, out, single, _, tds = _record(f, args, kwargs, argnums, vector_output=True)
     if isinstance(out, Active):
-        return Tape(rec.freeze(), out._i, np.shape(out._v), None, single)
-    return Tape(rec.freeze(), -1, np.shape(out), out if np.ndim(out) else float(out), single)
+        return Tape(rec.freeze(), out._i, np.shape(out._v), None, single, tds)
+    return Tape(rec.freeze(), -1, np.shape(out), out if np.ndim(out) else float(out), single,
+                tds)
+
+
+def _td_str(td):
+    """A treedef as text: ``{'w': *, 'n': =3}`` (``*`` a float leaf, ``=`` a constant)."""
+    if td == _LEAF:
+        return "*"
+    if td[0] == "=":
+        return f"={td[2]!r}" if len(td) == 3 else f"=<{np.dtype(td[1])} array {td[2]}>"
+    if td[0] is dict:
+        return "{" + ", ".join(f"{k!r}: {_td_str(c)}" for k, c in zip(td[1], td[2])) + "}"
+    body = ", ".join(_td_str(c) for c in td[1])
+    if td[0] is list:
+        return f"[{body}]"
+    if td[0] is tuple:
+        return f"({body}{',' if len(td[1]) == 1 else ''})"
+    return f"{td[0].__name__}({body})"
 
 
 @dataclass
 class ReplayStats:
     """Counters of a :class:`TapedFunction`: ``recordings`` (tapes recorded), ``replays``
     (calls answered by a cached tape), ``guard_failures`` (replays whose guard failed),
-    ``shape_changes`` (recordings caused by a new input shape or new constant arguments),
-    ``compilations`` (tapes compiled by :mod:`jittape.compiler`)."""
+    ``shape_changes`` (recordings caused by a new shape or structure of the differentiated
+    arguments), ``compilations`` (tapes compiled by :mod:`jittape.compiler`)."""
 
     recordings: int = 0
     replays: int = 0
@@ -331,10 +396,11 @@ def _same(a, b):
 class TapedFunction:
     """``f`` recorded on its first call and replayed natively on later calls.
 
-    Re-records when a guard fails, when a differentiated input's shape changes, or when a
-    non-differentiated argument changes value (those are constants of the tape, compared by
-    value at each call). Keeps up to ``max_tapes`` tapes, most recently used first, so code
-    that alternates between branches does not re-record every time.
+    Re-records when a guard fails, when a differentiated input's shape changes (for a
+    structured argument: its structure, constant leaves included, or a float leaf's shape),
+    or when a non-differentiated argument changes value (those are constants of the tape,
+    compared by value at each call). Keeps up to ``max_tapes`` tapes, most recently used
+    first, so code that alternates between branches does not re-record every time.
 
     Methods take the same arguments as ``f``: ``value_and_grad(*args)``, ``grad(*args)``,
     ``jacobian(*args)`` (array output, one argument), and calling the object returns the value.
@@ -362,7 +428,7 @@ class TapedFunction:
     def _run(self, args, kwargs, method):
         _, nums = _normalize_argnums(self.argnums, len(args))
         xs = tuple(args[n] for n in nums)
-        key = tuple(np.shape(x) for x in xs)
+        key = tuple(_arg_key(args[n], lambda: _arg_name(self.f, n)) for n in nums)
         others = [a for i, a in enumerate(args) if i not in nums]
         for idx, e in enumerate(self._entries):
             if e.key != key or not self._consts_match(e.consts, others, kwargs):
