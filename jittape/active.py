@@ -145,6 +145,24 @@ class Active:
     def __rpow__(self, y):
         return binary(K.POW, y, self)
 
+    def __mod__(self, y):
+        return binary(K.REMAINDER, self, y)
+
+    def __rmod__(self, y):
+        return binary(K.REMAINDER, y, self)
+
+    def __floordiv__(self, y):
+        return binary(K.FLOORDIV, self, y)
+
+    def __rfloordiv__(self, y):
+        return binary(K.FLOORDIV, y, self)
+
+    def __divmod__(self, y):
+        return binary(K.FLOORDIV, self, y), binary(K.REMAINDER, self, y)
+
+    def __rdivmod__(self, y):
+        return binary(K.FLOORDIV, y, self), binary(K.REMAINDER, y, self)
+
     def __matmul__(self, y):
         return _functions.matmul(self, y)
 
@@ -575,6 +593,12 @@ def _scipy_handler(ufunc):
     return h
 
 
+def _heaviside(x, h0):
+    """0 for x < 0, h0 at 0, 1 for x > 0: piecewise constant in x (zero derivative)."""
+    return _functions.where(compare(K.GT, x, 0.0), 1.0,
+                            _functions.where(compare(K.EQ, x, 0.0), h0, 0.0))
+
+
 def _ufunc_handlers():
     h = {f: _handler(opc) for f, opc in UFUNC_OPCODES.items()}
     # ufuncs that are other ops in disguise
@@ -584,6 +608,20 @@ def _ufunc_handlers():
     h[np.float_power] = lambda x, y: binary(K.POW, x, y)
     h[np.deg2rad] = h[np.radians] = lambda x: x * (math.pi / 180.0)
     h[np.rad2deg] = h[np.degrees] = lambda x: x * (180.0 / math.pi)
+    h[np.conjugate] = lambda x: +x  # real values only
+    h[np.divmod] = lambda x, y: (binary(K.FLOORDIV, x, y), binary(K.REMAINDER, x, y))
+    # predicates built from comparisons, so they replay (and guard when used as a mask)
+    h[np.isnan] = lambda x: compare(K.NE, x, x)
+    h[np.isinf] = lambda x: compare(K.EQ, unary(K.ABS, x), math.inf)
+    h[np.isfinite] = lambda x: compare(K.LT, unary(K.ABS, x), math.inf)
+    h[np.signbit] = lambda x: compare(K.LT, binary(K.COPYSIGN, 1.0, x), 0.0)
+    h[np.logical_not] = lambda x: compare(K.EQ, x, 0.0)
+    h[np.logical_xor] = lambda x, y: compare(K.NE, compare(K.NE, x, 0.0),
+                                             compare(K.NE, y, 0.0))
+    h[np.heaviside] = _heaviside
+    h[np.vecdot] = lambda x, y: np.sum(x * y, axis=-1)
+    h[np.matvec] = lambda a, v: np.squeeze(np.matmul(a, np.expand_dims(v, -1)), -1)
+    h[np.vecmat] = lambda v, a: np.squeeze(np.matmul(np.expand_dims(v, -2), a), -2)
     h[np.logical_and] = lambda x, y: _logical(K.MUL, *((x, y) if isinstance(x, Predicate)
                                                         else (y, x)))
     h[np.logical_or] = lambda x, y: _logical(K.MAXIMUM, *((x, y) if isinstance(x, Predicate)

@@ -42,7 +42,7 @@ from .ops import OPS
 _UNARY = {i for i in range(K.NUM_OPCODES) if K.KIND[i] == K.UNARY}  # y = f(x, c)
 _BINARY = {i for i in range(K.NUM_OPCODES) if K.KIND[i] == K.BINARY}  # z = f(x, y)
 _COMPARE = {i for i in range(K.NUM_OPCODES) if K.KIND[i] == K.COMPARE}  # no derivative
-_NO_DERIVATIVE = {K.STOPGRAD, K.SIGN, K.FLOOR, K.CEIL, K.RINT, K.TRUNC}
+_NO_DERIVATIVE = {K.STOPGRAD, K.SIGN, K.FLOOR, K.CEIL, K.RINT, K.TRUNC, K.FLOORDIV}
 _ELEMENTWISE = _UNARY | _BINARY | _COMPARE | {K.WHERE, K.SLICE}
 _LOADS = {K.SLICE, K.GATHER}  # join a fused loop as an (indexed) load from the buffer
 _KERNEL_HASH = hashlib.sha256(Path(K.__file__).read_bytes() + Path(__file__).read_bytes()
@@ -277,8 +277,9 @@ class _Gen:
                 rev.append((0, f"g{a} += g{i} * R.{name}_d(v{a}, v{i}, {_lit(c)})"))
         elif opc in _BINARY:
             self.F(f"v{i} = R.{name}_f(v{a}, v{b})")
-            rev += [(0, f"d0, d1 = R.{name}_d(v{a}, v{b}, v{i})"),
-                    (0, f"g{a} += g{i} * d0"), (0, f"g{b} += g{i} * d1")]
+            if opc not in _NO_DERIVATIVE:
+                rev += [(0, f"d0, d1 = R.{name}_d(v{a}, v{b}, v{i})"),
+                        (0, f"g{a} += g{i} * d0"), (0, f"g{b} += g{i} * d1")]
         elif opc in _COMPARE:
             self.F(f"v{i} = R.{name}_f(v{a}, v{b})")
         elif opc == K.WHERE:
@@ -436,7 +437,7 @@ class _Gen:
                 rev.append((1, f"{self.A(a, f'pool[{k} + j]')} += g{m}"))
             elif opc in _UNARY and opc not in _NO_DERIVATIVE:
                 rev.append((1, acc(a, f"g{m} * R.{name}_d({ex(a, m)}, v{m}, {_lit(c)})")))
-            elif opc in _BINARY:
+            elif opc in _BINARY and opc not in _NO_DERIVATIVE:
                 rev.append((1, f"d0, d1 = R.{name}_d({ex(a, m)}, {ex(b, m)}, v{m})"))
                 rev.append((1, acc(a, f"g{m} * d0")))
                 rev.append((1, acc(b, f"g{m} * d1")))

@@ -148,6 +148,10 @@ OPS = [
         "2016)"),
     _op("eigh", 1, [np.linalg.eigh, np.linalg.eigvalsh],
         "Abar += sym(V (diag(wbar) + F o (V^T Vbar)) V^T), F_ij = 1/(w_j - w_i)"),
+    _op("fmod", 2, [np.fmod], "xbar += zbar; ybar += -zbar trunc(x / y)"),
+    _op("remainder", 2, [np.remainder, np.mod], "xbar += zbar; ybar += -zbar floor(x / y)"),
+    _op("copysign", 2, [np.copysign], "xbar += zbar sign(x) sign(y); y gets no derivative"),
+    _op("floordiv", 2, [np.floor_divide], "zero derivative (piecewise constant)"),
 ]
 
 assert [s.code for s in OPS] == list(range(K.NUM_OPCODES)), "op table out of opcode order"

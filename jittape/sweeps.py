@@ -128,7 +128,12 @@ SOLVE = 81  # X = solve(A = record a, B = record b), pool[k:] = n, m
 SLOGDET = 82  # value: [sign, log|det A|]
 CHOLESKY = 83  # lower triangular L with L L^T = A
 EIGH = 84  # value: the n eigenvalues (ascending), then the eigenvectors V (n x n, C order)
-NUM_OPCODES = 85
+# more binary elementwise
+FMOD = 85  # C fmod: the sign of x
+REMAINDER = 86  # np.remainder / np.mod / Python %: the sign of y
+COPYSIGN = 87
+FLOORDIV = 88  # np.floor_divide: piecewise constant
+NUM_OPCODES = 89
 
 # What each opcode is: the sweeps dispatch on it, the compiler and the file checks use it.
 LEAF, UNARY, BINARY, COMPARE, OTHER = 0, 1, 2, 3, 4
@@ -138,6 +143,7 @@ KIND[NEG:ADD] = UNARY
 KIND[EXP2:LOGADDEXP] = UNARY
 KIND[ADD:LT] = BINARY
 KIND[LOGADDEXP:CUMSUM] = BINARY
+KIND[FMOD:NUM_OPCODES] = BINARY
 KIND[LT:WHERE] = COMPARE
 
 
@@ -829,6 +835,68 @@ def xlogy_d(x, y, z):
 
 
 @njit(inline="always")
+def fmod_f(x, y):
+    return np.fmod(x, y) if y != 0.0 and abs(x) < math.inf else math.nan
+
+
+@njit(inline="always")
+def fmod_d(x, y, z):
+    return 1.0, -np.trunc(x / y)
+
+
+@njit(inline="always")
+def remainder_f(x, y):
+    # NumPy's npy_divmod (as CPython's float %): the result takes the sign of y
+    if y == 0.0 or not abs(x) < math.inf:
+        return math.nan
+    mod = np.fmod(x, y)
+    if mod != 0.0:
+        if (y < 0.0) != (mod < 0.0):
+            mod += y
+    else:
+        mod = math.copysign(0.0, y)
+    return mod
+
+
+@njit(inline="always")
+def remainder_d(x, y, z):
+    return 1.0, -np.floor(x / y)
+
+
+@njit(inline="always")
+def copysign_f(x, y):
+    return math.copysign(x, y)
+
+
+@njit(inline="always")
+def copysign_d(x, y, z):
+    return math.copysign(1.0, x) * math.copysign(1.0, y), 0.0
+
+
+@njit(inline="always")
+def floordiv_f(x, y):
+    # NumPy's npy_divmod: floor((x - fmod(x, y)) / y) with its corrections
+    if y == 0.0:
+        return x / y
+    mod = np.fmod(x, y)
+    div = (x - mod) / y
+    if mod != 0.0 and (y < 0.0) != (mod < 0.0):
+        div -= 1.0
+    if div != 0.0:
+        floordiv = math.floor(div)
+        if div - floordiv > 0.5:
+            floordiv += 1.0
+    else:
+        floordiv = math.copysign(0.0, x / y)
+    return floordiv
+
+
+@njit(inline="always")
+def floordiv_d(x, y, z):
+    return 0.0, 0.0
+
+
+@njit(inline="always")
 def lt_f(x, y):
     return 1.0 if x < y else 0.0
 
@@ -1297,6 +1365,14 @@ def forward_sweep(op, a, b, k, c, off, pool, val, first):
                 _binary_fwd(fmin_f, val, o, n, ia, sa, ib, sb)
             elif opc == XLOGY:
                 _binary_fwd(xlogy_f, val, o, n, ia, sa, ib, sb)
+            elif opc == FMOD:
+                _binary_fwd(fmod_f, val, o, n, ia, sa, ib, sb)
+            elif opc == REMAINDER:
+                _binary_fwd(remainder_f, val, o, n, ia, sa, ib, sb)
+            elif opc == COPYSIGN:
+                _binary_fwd(copysign_f, val, o, n, ia, sa, ib, sb)
+            elif opc == FLOORDIV:
+                _binary_fwd(floordiv_f, val, o, n, ia, sa, ib, sb)
             continue
         if opc == SLICE:
             for j in range(n):
@@ -1337,7 +1413,7 @@ def forward_sweep(op, a, b, k, c, off, pool, val, first):
         elif opc == SORT:
             p = k[i]
             _sort_fwd(val, o, ia, pool[p], pool[p + 1], pool[p + 2])
-        elif opc >= INV:  # INV, SOLVE, SLOGDET, CHOLESKY, EIGH
+        elif INV <= opc <= EIGH:
             p = k[i]
             _linalg_fwd(opc, val, o, ia, off[b[i]] if b[i] >= 0 else 0, pool[p], pool[p + 1])
         elif opc == GUARD:
@@ -1475,6 +1551,13 @@ def reverse_sweep(op, a, b, k, c, off, pool, val, adj, last):
                 _binary_rev(fmin_d, val, adj, o, n, ia, sa, ib, sb)
             elif opc == XLOGY:
                 _binary_rev(xlogy_d, val, adj, o, n, ia, sa, ib, sb)
+            elif opc == FMOD:
+                _binary_rev(fmod_d, val, adj, o, n, ia, sa, ib, sb)
+            elif opc == REMAINDER:
+                _binary_rev(remainder_d, val, adj, o, n, ia, sa, ib, sb)
+            elif opc == COPYSIGN:
+                _binary_rev(copysign_d, val, adj, o, n, ia, sa, ib, sb)
+            # FLOORDIV: piecewise constant, no derivative
             continue
         if opc == SLICE:
             s = ia + k[i]
@@ -1520,7 +1603,7 @@ def reverse_sweep(op, a, b, k, c, off, pool, val, adj, last):
         elif opc == SORT:
             p = k[i]
             _sort_rev(val, adj, o, ia, pool[p], pool[p + 1], pool[p + 2])
-        elif opc >= INV:
+        elif INV <= opc <= EIGH:
             p = k[i]
             _linalg_rev(opc, val, adj, o, ia, off[b[i]] if b[i] >= 0 else 0, pool[p],
                         pool[p + 1])

@@ -105,6 +105,20 @@ SPECS += [
     S("eigh", lambda x: np.linalg.eigvalsh(x @ x.T), (2, 2)),
     S("matmul", np.matmul, (2, 2, 3), (2, 3, 2)), S("matmul", np.matmul, (2, 2, 3), (3,)),
     S("matmul", lambda x: np.ones((4, 1, 2, 3)) @ x, (2, 3, 2)),
+    S("fmod", np.fmod, (5,), (5,), lo=0.3), S("fmod", lambda x: np.fmod(x * 3, 1.3), (4,)),
+    S("remainder", np.remainder, (5,), (5,), lo=0.3),
+    S("remainder", lambda x, y: (x * 3) % (y - 3), (4,), (4,), lo=0.3, hi=1.0),
+    S("copysign", np.copysign, (5,), (5,)), S("copysign", lambda x: np.copysign(2.0, x) * x,
+                                              (4,)),
+    S("floordiv", lambda x, y: (x * 3 // y) * x, (4,), (4,), lo=0.3,
+      hand=lambda w, x, y: w * (x * 3 // y)),
+    # compositions of comparisons and where: exact primals, replay anywhere
+    S("ne", lambda x: np.where(np.isnan(np.log(x - 0.5)), 0.0, x), (6,), lo=0.1, hi=1.0),
+    S("lt", lambda x: np.where(np.isfinite(1.0 / (x - 0.5)), x, 0.0), (4,)),
+    S("lt", lambda x: np.where(np.signbit(x), x ** 2, x), (6,)),
+    S("gt", lambda x: np.heaviside(x, 0.5) * x, (6,)),
+    S("mul", lambda x, y: np.vecdot(x, y), (2, 3), (2, 3)),
+    S("matmul", lambda x, y: np.matvec(x, y), (2, 3), (3,)),
     S("input", lambda x: x, (3,)),
     S("const", lambda x: x * np.array([1.0, -2.0, 3.0]), (3,)),
     # d/dx sum(w * stop_gradient(x) * x) = w * x: the first factor is a constant
@@ -248,7 +262,7 @@ def test_table_kernels_and_specs_cover_the_same_opcodes():
         covered = named | linalg | leaves
         if sweep is K.reverse_sweep:  # ops without a derivative: nothing to propagate
             covered |= compare | {"GUARD", "STOPGRAD", "ARGMAX", "ARGMIN", "SIGN", "FLOOR",
-                                  "CEIL", "RINT", "TRUNC"}
+                                  "CEIL", "RINT", "TRUNC", "FLOORDIV"}
         missing = {s.name.upper() for s in OPS} - covered
         assert not missing, f"{sweep.py_func.__name__} does not dispatch {missing}"
 
