@@ -94,9 +94,13 @@ class Recorder:
         return p
 
     def freeze(self):
-        """Copy the columns into a :class:`TapeArrays` (NumPy arrays, sweep-ready)."""
+        """The columns as a :class:`TapeArrays` (NumPy arrays, sweep-ready).
+
+        The arrays are views of the recording buffers, not copies: a frozen recorder is never
+        appended to again (and ``array.array`` refuses to resize while views exist).
+        """
         def np_(buf, dtype):
-            return np.frombuffer(buf, dtype=dtype).copy() if len(buf) else np.zeros(0, dtype)
+            return np.frombuffer(buf, dtype=dtype) if len(buf) else np.zeros(0, dtype)
         return TapeArrays(np_(self.op, np.int32), np_(self.a, np.int32),
                           np_(self.b, np.int32), np_(self.k, np.int32),
                           np_(self.c, np.float64), np_(self.off, np.int64),
