@@ -404,7 +404,7 @@ def powc_d(x, y, c):
     # c x^(c-1) = c y / x reuses the primal; pow() only where x = 0
     if c == 0.0:
         return 0.0
-    if x != 0.0 and y == y and abs(y) < math.inf:
+    if x != 0.0:  # an overflowed y gives the right infinity here too
         return c * y / x
     return c * x ** (c - 1.0)
 
