@@ -491,6 +491,9 @@ def compile_tape(tape):
     """
     if tape.out_shape != () or tape.out_id < 0:
         raise ValueError("only tapes with a scalar output that depends on the inputs compile")
+    if tape.n_records > MAX_STATEMENTS:  # every record emits at least one statement
+        raise ValueError(f"the tape has {tape.n_records} records, so its kernel would exceed "
+                         f"jittape.compiler.MAX_STATEMENTS = {MAX_STATEMENTS} statements")
     gen = _Gen(tape.arrays, tape.out_id)
     body = gen.emit()
     if gen.n_statements > MAX_STATEMENTS:
