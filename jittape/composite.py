@@ -840,6 +840,44 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
     return acc
 
 
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """``np.cross`` (2- and 3-vectors, any axes, broadcasting): component products, one CONCAT.
+
+    The components are gathered along the vector axis and combined in NumPy's order
+    (``a1*b2 - a2*b1``, ...; a missing third component of a 2-vector contributes nothing, as
+    in NumPy), so the primal is NumPy's.
+    """
+    _refuse_active("cross", axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    av, bv = _val(a), _val(b)
+    # NumPy's argument checks, errors and warnings on zero-stride probes (O(1))
+    np.cross(_shape_probe(av.shape), _shape_probe(bv.shape), axisa, axisb, axisc)
+
+    def last(x, ax):
+        if isinstance(x, Active):
+            return moveaxis(x, ax, -1)
+        return np.moveaxis(_const_array(x), ax, -1)
+
+    a, b = last(a, axisa), last(b, axisb)
+    da, db = np.shape(_val(a))[-1], np.shape(_val(b))[-1]
+    a0, a1, b0, b1 = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
+    c2 = a0 * b1 - a1 * b0
+    if da == 2 and db == 2:
+        return c2
+    if da == 2:  # a2 = 0
+        b2 = b[..., 2]
+        c0, c1 = a1 * b2, -(a0 * b2)
+    elif db == 2:  # b2 = 0
+        a2 = a[..., 2]
+        c0, c1 = -(a2 * b1), a2 * b0
+    else:
+        a2, b2 = a[..., 2], b[..., 2]
+        c0, c1 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2
+    cp = np.stack([c0, c1, c2], axis=-1)  # the three have one (broadcast) shape
+    return moveaxis(cp, -1, axisc) if isinstance(cp, Active) else np.moveaxis(cp, -1, axisc)
+
+
 FUNCTIONS = {
     np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.squeeze: squeeze,
     np.expand_dims: expand_dims, np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d,
@@ -852,5 +890,6 @@ FUNCTIONS = {
     np.trace: trace, np.tril: tril, np.triu: triu, np.diff: diff, np.var: var, np.std: std,
     np.average: average, np.linalg.norm: norm, np.outer: outer, np.inner: inner,
     np.vdot: vdot, np.tensordot: tensordot, np.einsum: einsum, np.kron: kron,
+    np.cross: cross,
 }
 F.FUNCTIONS.update(FUNCTIONS)

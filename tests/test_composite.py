@@ -651,3 +651,42 @@ def test_every_handler_is_registered_and_documented():
     for f, h in C.FUNCTIONS.items():
         assert F.FUNCTIONS[f] is h
         assert (h.__doc__ or "").strip(), f"{h.__name__} has no docstring"
+
+
+# --- np.cross (appended with the benchmark suite: bundle adjustment's Rodrigues rotation) ---
+CROSS_CASES = [
+    case("cross-3", lambda x, y: np.cross(x, y), A(3), A(3)),
+    case("cross-rows", lambda x, y: np.cross(x, y), A(5, 3), A(5, 3)),
+    case("cross-broadcast", lambda x, y: np.cross(x, y), A(4, 3), A(3)),
+    case("cross-axis", lambda x, y: np.cross(x, y, axis=0), A(3, 4), A(3, 4)),
+    case("cross-axisa-axisc", lambda x, y: np.cross(x, y, axisa=0, axisc=0), A(3, 2), A(2, 3)),
+    case("cross-const", lambda x: np.cross(x, np.array([0.5, -1.0, 2.0])), A(4, 3)),
+    case("cross-const-first", lambda x: np.cross(np.array([[0.5, -1.0, 2.0]]), x), A(2, 3)),
+    case("cross-2-3", lambda x, y: np.cross(x, y), A(4, 2), A(4, 3)),
+    case("cross-3-2", lambda x, y: np.cross(x, y), A(4, 3), A(4, 2)),
+]
+
+
+@pytest.mark.parametrize("fn, args, nums", CROSS_CASES)
+def test_cross(fn, args, nums):
+    run_case(fn, args, nums)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # NumPy 2 deprecates 2-vectors
+def test_cross_of_2_vectors():
+    run_case(lambda x, y: np.cross(x, y), (A(4, 2), A(4, 2)))
+
+
+def test_cross_errors_and_compiled_replay():
+    with pytest.raises(ValueError):  # NumPy's own error: not 2- or 3-vectors
+        jittape.grad(lambda x: np.sum(np.cross(x, x)))(A(4, 4))
+    with pytest.raises(NotDifferentiableError, match=r"np\.cross: argument 'axis'"):
+        jittape.grad(lambda x: np.sum(np.cross(x, x, axis=x[0, 0])))(A(2, 3))
+    f = lambda x: np.sum(np.cross(x[:4], x[4:]) ** 2)
+    x = A(8, 3)
+    tape = jittape.record(f, x).compile()
+    x2 = x + 0.1
+    v, g = tape.value_and_gradient(x2)
+    v2, g2 = jittape.value_and_grad(f)(x2)
+    np.testing.assert_allclose(v, v2, rtol=1e-12)
+    np.testing.assert_allclose(g, g2, rtol=1e-10, atol=1e-12)
