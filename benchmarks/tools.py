@@ -1,0 +1,126 @@
+"""The gradient tools, each used in its own idiom.
+
+``make(tool, problem, env)`` builds the tool's gradient function ``grad(x) -> ndarray`` for a
+problem (cheap, or the recording/compiling the tool does up front) and returns
+``(grad, info)``; it raises :class:`benchmarks.common.Skip` with the reason when the tool
+does not run there. The suite times ``make`` plus the first ``grad(x0)`` as the *first
+call*, and ``grad(x0)`` alone afterwards as the steady state. Every tool takes and returns
+NumPy float64 arrays, so conversions (``torch.from_numpy``, JAX's device transfer and
+``np.asarray`` of its result, which also waits for it) are part of its time.
+"""
+
+import numpy as np
+
+from .common import Skip
+
+#: key, label, kind (hand: the references; jittape; peer: other AD tools; fd)
+TOOLS = [
+    ("hand-numpy", "hand NumPy", "hand"),
+    ("hand-numba", "hand Numba", "hand"),
+    ("jittape-eager", "jittape eager", "jittape"),
+    ("jittape-replay", "jittape replay", "jittape"),
+    ("jittape-compiled", "jittape compiled", "jittape"),
+    ("scipy-fd", "SciPy FD", "fd"),
+    ("jax-jit", "JAX jit", "peer"),
+    ("jax-eager", "JAX eager", "peer"),
+    ("torch", "PyTorch eager", "peer"),
+    ("autograd", "autograd", "peer"),
+]
+LABEL = {k: label for k, label, _ in TOOLS}
+KIND = {k: kind for k, _, kind in TOOLS}
+PEERS = [k for k, _, kind in TOOLS if kind in ("peer", "fd")]
+
+
+class Env:
+    """The optional libraries, imported once (``None`` with the reason when missing)."""
+
+    def __init__(self, threads, settings):
+        import jittape  # noqa: F401  (here, so that no tool's first call pays the import)
+        self.settings = settings
+        self.missing = {}
+        try:
+            import jax
+            jax.config.update("jax_enable_x64", True)
+            import jax.numpy as jnp
+            self.jax, self.jnp = jax, jnp
+        except Exception as exc:  # ImportError, or a broken install
+            self.jax = self.jnp = None
+            self.missing["jax"] = f"JAX not installed ({type(exc).__name__}: {exc})"
+        try:
+            import torch
+            torch.set_num_threads(threads)
+            self.torch = torch
+        except Exception as exc:
+            self.torch = None
+            self.missing["torch"] = f"PyTorch not installed ({type(exc).__name__}: {exc})"
+        try:
+            import autograd
+            import autograd.numpy as anp
+            self.autograd, self.anp = autograd, anp
+        except Exception as exc:
+            self.autograd = self.anp = None
+            self.missing["autograd"] = f"autograd not installed ({type(exc).__name__}: {exc})"
+
+
+def make(tool, problem, env, f_time):
+    """``(grad, info)`` of ``tool`` on ``problem``; raises Skip. ``f_time``: seconds of one
+    objective evaluation (for the finite-difference cost estimate)."""
+    import jittape
+    p = problem
+    if tool == "hand-numpy":
+        return p.grad_numpy, {}
+    if tool == "hand-numba":
+        return p.grad_numba, {}
+    if tool == "jittape-eager":
+        return jittape.grad(p.f), {}
+    if tool == "jittape-replay":
+        tape = jittape.record(p.f, p.x0)
+        return tape.gradient, {"tape": tape}
+    if tool == "jittape-compiled":
+        tape = jittape.record(p.f, p.x0)
+        try:
+            tape.compile()
+        except ValueError as exc:  # compile() refuses tapes too long for Numba
+            raise Skip(f"refused by `compile()` (interpreter only): {exc}") from None
+        return tape.gradient, {"tape": tape}
+    if tool == "scipy-fd":
+        if not p.fd:
+            raise Skip(f"n = {p.n:,}: too many inputs for finite differences")
+        est = (p.n + 1) * f_time
+        limit = env.settings.fd_limit
+        if est > limit:
+            raise Skip(f"n = {p.n:,}: ~{est:.2g} s per gradient (n + 1 evaluations), over "
+                       f"the {limit:g} s limit of this mode")
+        from scipy.optimize import approx_fprime
+        f = p.f
+        return (lambda x: approx_fprime(x, f)), {}
+    if tool in ("jax-jit", "jax-eager"):
+        if env.jax is None:
+            raise Skip(env.missing["jax"])
+        if p.jax is None:
+            raise Skip("no JAX version of this problem")
+        fun, args = p.jax(env.jax, env.jnp)
+        g = env.jax.grad(fun)
+        if tool == "jax-jit":
+            g = env.jax.jit(g)
+        return (lambda x: np.asarray(g(x, *args))), {}
+    if tool == "torch":
+        if env.torch is None:
+            raise Skip(env.missing["torch"])
+        if p.torch is None:
+            raise Skip("no PyTorch version of this problem")
+        torch = env.torch
+        fun = p.torch(torch)
+
+        def grad(x):
+            xt = torch.from_numpy(x).requires_grad_(True)
+            (g,) = torch.autograd.grad(fun(xt), xt)
+            return g.numpy()
+        return grad, {}
+    if tool == "autograd":
+        if env.autograd is None:
+            raise Skip(env.missing["autograd"])
+        if p.autograd is None:
+            raise Skip("no autograd version of this problem")
+        return env.autograd.grad(p.autograd(env.anp)), {}
+    raise KeyError(tool)
