@@ -417,20 +417,27 @@ def eigvalsh(a, UPLO="L"):
 
 
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
-    """``scipy.special.logsumexp`` for active values: ``m + log(sum(b exp(a - m)))`` with
-    ``m`` the (constant) maximum along ``axis``, which cancels in the derivative."""
+    """``scipy.special.logsumexp`` for active values: ``m + log(sum(b exp(a - m)))``.
+
+    ``m`` is the maximum along ``axis`` (0 where it is not finite), recorded as a
+    stop-gradient value: it cancels in the derivative, and a replay recomputes it, so the
+    shift keeps ``exp`` in range at every point.
+    """
     if return_sign:
         raise NotDifferentiableError("scipy.special.logsumexp(return_sign=True) on active "
                                      "values")
-    av = a._v if isinstance(a, Active) else np.asarray(a, dtype=np.float64)
-    m = np.max(av, axis=axis, keepdims=True)
+    from .active import unary
+    m = np.max(a, axis=axis, keepdims=True)
+    if isinstance(m, Active):
+        m = unary(K.STOPGRAD, m)
     m = np.where(np.isfinite(m), m, 0.0)
     e = np.exp(a - m)
     if b is not None:
         e = e * b
     out = np.log(np.sum(e, axis=axis, keepdims=keepdims))
-    return out + (m if keepdims else np.squeeze(m, axis=axis) if axis is not None
-                  else float(m.ravel()[0]))
+    if not keepdims:
+        m = np.reshape(m, np.shape(out))
+    return out + m
 
 
 def round_(x, decimals=0, out=None):
