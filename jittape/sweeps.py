@@ -269,8 +269,15 @@ def cosh_f(x, c):
 
 @njit(inline="always")
 def cosh_d(x, y, c):
-    e = math.expm1(x)  # sinh x = (e + e / (e + 1)) / 2, accurate near 0
-    return 0.5 * (e + e / (e + 1.0))
+    # sinh x from y = cosh x: sqrt(y^2 - 1) away from 0, the odd Taylor series near 0
+    # (relative error < 1e-14 for |x| < 0.5); both computed, so the loop vectorizes
+    x2 = x * x
+    # multiplications by reciprocals: IEEE divisions by constants are not turned into them
+    near = x * (1.0 + x2 * (1.0 / 6.0) * (1.0 + x2 * (1.0 / 20.0) * (1.0 + x2 * (
+        1.0 / 42.0) * (1.0 + x2 * (1.0 / 72.0) * (1.0 + x2 * (1.0 / 110.0) * (
+            1.0 + x2 * (1.0 / 156.0)))))))
+    far = math.copysign(math.sqrt(max(y * y - 1.0, 0.0)), x)
+    return near if abs(x) < 0.5 else far
 
 
 @njit(inline="always")
@@ -1021,7 +1028,12 @@ def _reduce_rev(opc, val, adj, o, ia, outer, n, inner):
                 share = g / ties if ties > 0.0 else 0.0
                 for t in range(n):
                     adj[base + t * inner] += share if val[base + t * inner] == y else 0.0
-    if opc == SUM:  # xbar[r, t, q] += ybar[r, q], walking x in memory order
+    if opc == SUM and inner == 1:  # over all elements or the last axis
+        for r in range(outer):
+            g = adj[o + r]
+            for t in range(n):
+                adj[ia + r * n + t] += g
+    elif opc == SUM:  # xbar[r, t, q] += ybar[r, q], walking x in memory order
         for r in range(outer):
             for t in range(n):
                 base = ia + (r * n + t) * inner
