@@ -58,9 +58,7 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
-import tempfile
 import textwrap
 import timeit
 from pathlib import Path
@@ -74,6 +72,7 @@ import scipy  # noqa: E402
 from scipy.optimize import rosen_der  # noqa: E402
 
 import jittape  # noqa: E402
+from benchmarks.common import cold_and_warm_startup, cpu_info  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "foundation.md"
 
@@ -208,31 +207,6 @@ STARTUP_SNIPPET = textwrap.dedent("""
 """)
 
 
-def run_startup(cache_dir):
-    """Run :data:`STARTUP_SNIPPET` in a fresh interpreter with ``cache_dir`` as Numba's."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir),
-               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT),
-                                                        os.environ.get("PYTHONPATH")])))
-    proc = subprocess.run([sys.executable, "-c", STARTUP_SNIPPET], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0:
-        sys.exit(f"start-up subprocess failed:\n{proc.stderr}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def measure_startup(quick):
-    """Cold (empty cache) and warm (filled cache, second run) start-up; medians in full."""
-    trials = 1 if quick else 3
-    cold, warm = [], []
-    for _ in range(trials):
-        with tempfile.TemporaryDirectory(prefix="jittape-numba-cache-") as d:
-            cold.append(run_startup(d))
-            run_startup(d)  # the cache is filled by the cold run: this one is the 1st warm
-            warm.append(run_startup(d))
-    med = lambda runs: {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-    return med(cold), med(warm), trials
-
-
 # --- report ------------------------------------------------------------------------------
 def fmt_time(s):
     """Seconds in the unit that reads best."""
@@ -286,17 +260,7 @@ def startup_table(cold, warm):
 
 
 def machine_info():
-    try:
-        cpus_usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cpus_usable = os.cpu_count()
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cpu = next(line.split(":", 1)[1].strip() for line in fh
-                       if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu, cpus_usable = cpu_info()
     return [f"- date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
             f"- platform: {platform.platform()}",
             f"- CPU: {cpu}; {os.cpu_count()} logical CPUs, {cpus_usable} usable",
@@ -341,7 +305,7 @@ def main():
     for label, f, x, _ in cases:
         results.append(measure(label, f, x, args.quick))
         print(f"  {label}: done", file=sys.stderr)
-    cold, warm, trials = measure_startup(args.quick)
+    cold, warm, trials = cold_and_warm_startup(STARTUP_SNIPPET, ROOT, args.quick)
 
     text = report(results, cold, warm, trials, args.quick)
     print(text)

@@ -123,6 +123,10 @@ import jittape  # noqa: E402
 from jittape import compiler as C  # noqa: E402
 from jittape import sweeps as K  # noqa: E402
 from jittape.demo import lj_energy, lj_energy_loops, lj_gradient_hand  # noqa: E402
+from benchmarks.common import cold_and_warm_startup, cpu_info  # noqa: E402
+from benchmarks.problems.lj import lj_grad_njit  # noqa: E402
+from benchmarks.problems.lj import start as lj_start  # noqa: E402
+from benchmarks.problems.rosenbrock import rosen_grad_njit  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "replay.md"
 REL_TOL = 1e-8  # gradient check: max|g - ref| / max|ref|
@@ -133,54 +137,6 @@ BFGS_N = 100
 def rosen(x):
     """Extended Rosenbrock function, vectorized NumPy (what jittape records)."""
     return np.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
-
-
-@numba.njit(cache=True)
-def rosen_grad_njit(x):
-    """Hand-written analytic gradient of :func:`rosen`, one loop."""
-    n = x.shape[0]
-    g = np.zeros(n)
-    for i in range(n - 1):
-        t = x[i + 1] - x[i] * x[i]
-        g[i] += -400.0 * x[i] * t - 2.0 * (1.0 - x[i])
-        g[i + 1] += 200.0 * t
-    return g
-
-
-@numba.njit(cache=True)
-def lj_grad_njit(x):
-    """Hand-written analytic gradient of the LJ cluster energy, double loop over pairs.
-
-    ``u(r) = 4 (r^-12 - r^-6)``, ``du/dx_i = (-48 r^-14 + 24 r^-8) (x_i - x_j)``.
-    """
-    n = x.shape[0] // 3
-    g = np.zeros(x.shape[0])
-    for i in range(n):
-        xi, yi, zi = x[3 * i], x[3 * i + 1], x[3 * i + 2]
-        for j in range(i + 1, n):
-            dx = xi - x[3 * j]
-            dy = yi - x[3 * j + 1]
-            dz = zi - x[3 * j + 2]
-            ir2 = 1.0 / (dx * dx + dy * dy + dz * dz)
-            ir6 = ir2 * ir2 * ir2
-            s = ir2 * ir6 * (24.0 - 48.0 * ir6)
-            g[3 * i] += s * dx
-            g[3 * i + 1] += s * dy
-            g[3 * i + 2] += s * dz
-            g[3 * j] -= s * dx
-            g[3 * j + 1] -= s * dy
-            g[3 * j + 2] -= s * dz
-    return g
-
-
-def lj_start(n_atoms, seed=1):
-    """A well-conditioned cluster: the first ``n_atoms`` points of a cubic lattice of
-    spacing 1.12 (about the pair minimum 2^(1/6)), jittered by up to 0.05."""
-    m = int(np.ceil(n_atoms ** (1 / 3)))
-    grid = np.array([(i, j, k) for i in range(m) for j in range(m) for k in range(m)],
-                    dtype=np.float64)[:n_atoms] * 1.12
-    rng = np.random.default_rng(seed)
-    return (grid + rng.uniform(-0.05, 0.05, grid.shape)).ravel()
 
 
 def workloads():
@@ -426,30 +382,6 @@ STARTUP_SNIPPET = textwrap.dedent("""
 """)
 
 
-def run_startup(cache_dir):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir),
-               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT),
-                                                        os.environ.get("PYTHONPATH")])))
-    proc = subprocess.run([sys.executable, "-c", STARTUP_SNIPPET], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0:
-        sys.exit(f"start-up subprocess failed:\n{proc.stderr}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def measure_startup(quick):
-    """Cold (empty cache) and warm (filled cache; the 2nd run after the cold one)."""
-    trials = 1 if quick else 3
-    cold, warm = [], []
-    for _ in range(trials):
-        with tempfile.TemporaryDirectory(prefix="jittape-numba-cache-") as d:
-            cold.append(run_startup(d))
-            run_startup(d)
-            warm.append(run_startup(d))
-    med = lambda runs: {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-    return med(cold), med(warm), trials
-
-
 # --- compile time in fresh interpreters --------------------------------------------------
 COMPILE_SNIPPET = textwrap.dedent("""
     import json, sys, time
@@ -689,17 +621,7 @@ def machine_info(code_start):
     code = code_start if code_end == code_start else (
         f"{code_start} at the start; the checkout changed during the run, at the end: "
         f"{code_end}")
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count()
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cpu = next(line.split(":", 1)[1].strip() for line in fh
-                       if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu, usable = cpu_info()
     return [f"- date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
             f"- code: {code}",
             f"- platform: {platform.platform()}",
@@ -794,7 +716,7 @@ def main():
         print(f"  {label} n={x.size}: done", file=sys.stderr)
     mini = measure_minimize(args.quick)
     print(f"  BFGS: done [{time.perf_counter() - t_start:.0f} s]", file=sys.stderr)
-    cold, warm, trials = measure_startup(args.quick)
+    cold, warm, trials = cold_and_warm_startup(STARTUP_SNIPPET, ROOT, args.quick)
     print(f"  start-up: done [{time.perf_counter() - t_start:.0f} s]", file=sys.stderr)
     ctimes, ctrials = measure_compile([k for k, c in comps.items() if c["tape"] is not None],
                                       args.quick)

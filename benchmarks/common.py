@@ -157,7 +157,8 @@ def versions():
     return out
 
 
-def machine_info(command, threads, elapsed, quick):
+def cpu_info():
+    """``(cpu model, usable CPU count)`` of this machine."""
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
@@ -169,6 +170,42 @@ def machine_info(command, threads, elapsed, quick):
                        if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
+    return cpu, usable
+
+
+def run_in_fresh_interpreter(snippet, root, numba_cache_dir):
+    """Run ``snippet`` in a new interpreter with ``numba_cache_dir`` as Numba's cache and
+    ``root`` importable; return the JSON object its last output line holds."""
+    import json
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(numba_cache_dir),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(root),
+                                                        os.environ.get("PYTHONPATH")])))
+    proc = subprocess.run([sys.executable, "-c", snippet], env=env, cwd=root,
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        sys.exit(f"start-up subprocess failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def cold_and_warm_startup(snippet, root, quick):
+    """Medians of ``snippet``'s timings with an empty Numba cache (cold) and with the cache
+    that cold run filled (warm: the second run after it, so Numba's own first-load of the
+    index is paid once before); 1 trial in quick mode, 3 otherwise. Returns
+    ``(cold, warm, trials)``."""
+    import tempfile
+    trials = 1 if quick else 3
+    cold, warm = [], []
+    for _ in range(trials):
+        with tempfile.TemporaryDirectory(prefix="jittape-numba-cache-") as d:
+            cold.append(run_in_fresh_interpreter(snippet, root, d))
+            run_in_fresh_interpreter(snippet, root, d)
+            warm.append(run_in_fresh_interpreter(snippet, root, d))
+    med = lambda runs: {k: statistics.median(r[k] for r in runs) for k in runs[0]}  # noqa
+    return med(cold), med(warm), trials
+
+
+def machine_info(command, threads, elapsed, quick):
+    cpu, usable = cpu_info()
     try:
         load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
     except OSError:
