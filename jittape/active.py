@@ -451,7 +451,6 @@ def _ufunc_of(opc):
 
 
 _NAMES = {s.code: s.name for s in BY_NAME.values()}
-_UFUNC_CACHE = {}
 
 
 class _UfuncTable(dict):

@@ -21,6 +21,12 @@ from .api import (_CONTAINERS, _LEAF, _arg_key, _arg_name, _flatten_arg, _normal
 from .errors import GuardFailure, NonScalarOutputError
 
 
+def _guard_failure(record):
+    return GuardFailure(
+        f"guard at record {record} failed: the control flow recorded at the original point "
+        f"differs at the new inputs; record the function again there.", record)
+
+
 class Tape:
     """A recorded function that replays at new inputs with the Numba sweeps.
 
@@ -117,9 +123,7 @@ class Tape:
             val[lo:hi] = self._check_input(x, t.shape(i)).ravel()
         bad = K.forward_sweep(t.op, t.a, t.b, t.k, t.c, t.off, t.pool, val, 0)
         if bad >= 0:
-            raise GuardFailure(
-                f"guard at record {bad} failed: the control flow recorded at the original point "
-                f"differs at the new inputs; record the function again there.", bad)
+            raise _guard_failure(bad)
         return val
 
     def _reverse(self, val, seed):
@@ -206,7 +210,6 @@ class Tape:
                 raise TypeError(f"the tape was recorded with {len(shapes)} differentiated "
                                 f"argument(s), got {len(xs)}")
             xin = np.concatenate([self._check_input(x, s).ravel() for x, s in zip(xs, shapes)])
-            xin = xin if xin.ndim == 1 else xin.ravel()
         if self._kernel is not None:
             kernel, val0 = self._kernel
             bad, value, g = kernel(val0, xin, t.pool, want_grad)
@@ -214,9 +217,7 @@ class Tape:
             bad, value, g = K.replay_gradient(t.op, t.a, t.b, t.k, t.c, t.off, t.pool, t.val,
                                               self._in_ids, xin, self.out_id, want_grad)
         if bad >= 0:
-            raise GuardFailure(
-                f"guard at record {bad} failed: the control flow recorded at the original point "
-                f"differs at the new inputs; record the function again there.", bad)
+            raise _guard_failure(bad)
         if not want_grad:
             return value, None
         if self.single and self.treedefs is None:

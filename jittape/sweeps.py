@@ -1621,11 +1621,6 @@ def reverse_sweep(op, a, b, k, c, off, pool, val, adj, last):
                         pool[p + 1])
 
 
-def arrays_signature():
-    """The dtypes the sweeps are compiled for, in argument order (one specialization)."""
-    return dict(op=np.int32, a=np.int32, b=np.int32, k=np.int32, c=np.float64,
-                off=np.int64, pool=np.int64, val=np.float64)
-
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def replay_gradient(op, a, b, k, c, off, pool, val0, in_ids, xin, out_id, want_grad):

@@ -90,7 +90,7 @@ class Recorder:
     def push_pool(self, ints):
         """Append integer data to the pool; return its offset (the k of a record)."""
         p = len(self.pool)
-        self.pool.frombytes(np.ascontiguousarray(ints, dtype=np.int64).tobytes())
+        self.pool.frombytes(memoryview(np.ascontiguousarray(ints, dtype=np.int64)).cast("B"))
         return p
 
     def freeze(self):

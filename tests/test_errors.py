@@ -148,3 +148,18 @@ def test_two_recordings_do_not_mix():
     jittape.grad(f)(X)
     with pytest.raises(NotDifferentiableError, match="two different recordings"):
         jittape.grad(lambda y: np.sum(y * inner["x"]))(X)
+
+
+def test_scalar_records_cost_the_documented_bytes():
+    """tape.py's layout: 40 bytes per scalar record, value included (one extra offset)."""
+    from jittape.tape import BYTES_PER_SCALAR_RECORD
+
+    def f(x):
+        s = x
+        for _ in range(50):
+            s = np.sin(s) * x + 1.0
+        return s
+    t = jittape.record(f, 0.3)
+    assert len(t.arrays.pool) == 0 and not t.arrays.shapes  # scalars only
+    assert BYTES_PER_SCALAR_RECORD <= 40
+    assert t.nbytes == t.n_records * BYTES_PER_SCALAR_RECORD + 8
