@@ -163,3 +163,35 @@ def test_scalar_records_cost_the_documented_bytes():
     assert len(t.arrays.pool) == 0 and not t.arrays.shapes  # scalars only
     assert BYTES_PER_SCALAR_RECORD <= 40
     assert t.nbytes == t.n_records * BYTES_PER_SCALAR_RECORD + 8
+
+
+A = np.array([[2.0, 0.5], [0.5, 1.0]])
+
+
+@pytest.mark.parametrize("f, match", [
+    (lambda x: np.sum(np.linalg.cholesky(x.reshape(2, 2) + 2 * np.eye(2), upper=True)),
+     "upper=True"),
+    (lambda x: np.sum(np.linalg.eigh(x.reshape(2, 2) + A, UPLO="U")[0]), "UPLO"),
+    (lambda x: np.sum(np.linalg.inv(np.stack([x.reshape(2, 2) + A] * 2))), "stack of matrices"),
+    (lambda x: np.sum(np.linalg.solve(x.reshape(2, 2) + 3 * A, np.ones((2, 2, 2)))), "stacked"),
+    (lambda x: __import__("scipy.special").special.logsumexp(x, return_sign=True)[0],
+     "return_sign"),
+    (lambda x: np.sum(np.sort(x, order="a")), "order"),
+    (lambda x: np.sum(np.cumsum(x, dtype=np.float32)), "cumsum"),
+    (lambda x: np.sum(np.cumprod(x, out=np.empty(4))), "cumprod"),
+    (lambda x: np.sum(np.round(x, out=np.empty(4))), "round"),
+    (lambda x: np.sum(np.clip(x, 0, 1, out=np.empty(4))), "clip"),
+])
+def test_unsupported_arguments_of_supported_functions_are_named(f, match):
+    with pytest.raises(NotDifferentiableError, match=match):
+        jittape.grad(f)(np.array([0.1, 0.2, 0.3, 0.4]))
+
+
+def test_linalg_of_a_non_square_matrix():
+    with pytest.raises(np.linalg.LinAlgError, match="square"):
+        jittape.grad(lambda x: np.sum(np.linalg.inv(x.reshape(2, 3))))(np.ones(6))
+
+
+def test_matmul_of_a_scalar_is_refused_as_numpy_does():
+    with pytest.raises(ValueError, match="enough dimensions"):
+        jittape.grad(lambda x: np.sum(np.matmul(x[0], x)))(np.ones(3))
