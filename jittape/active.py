@@ -17,9 +17,10 @@ import operator
 
 import numpy as np
 
-from . import sweeps as K
+from .ops import codes as K
 from .errors import ActiveConversionError, NotDifferentiableError
-from .ops import BY_NAME, SCIPY_UFUNC_OPCODES, UFUNC_OPCODES
+from .ops import OPS, SCIPY_UFUNC_OPCODES, UFUNC_OPCODES
+from .optable import COMPARE, UNARY
 
 
 class Active:
@@ -426,31 +427,15 @@ def _as_node(t, x, shape):
     return _functions.broadcast_to(x, shape)
 
 
-# --- scalar primal functions: math first (fast), NumPy's conventions on domain errors ------
-# (ops without a math twin compute scalars with their NumPy/SciPy ufunc)
-_PY_UNARY = {
-    K.NEG: operator.neg, K.ABS: abs, K.EXP: math.exp, K.LOG: math.log,
-    K.SQRT: math.sqrt, K.SQUARE: lambda x: x * x, K.SIN: math.sin, K.COS: math.cos,
-    K.TAN: math.tan, K.TANH: math.tanh, K.SINH: math.sinh, K.COSH: math.cosh,
-    K.ARCSIN: math.asin, K.ARCCOS: math.acos, K.ARCTAN: math.atan,
-    K.LOG1P: math.log1p, K.EXPM1: math.expm1, K.STOPGRAD: float, K.LOG2: math.log2,
-    K.LOG10: math.log10, K.ARCSINH: math.asinh, K.ERF: math.erf, K.ERFC: math.erfc,
-}
-_PY_BINARY = {K.ADD: operator.add, K.SUB: operator.sub, K.MUL: operator.mul,
-              K.DIV: operator.truediv, K.POW: math.pow, K.ARCTAN2: math.atan2,
-              K.HYPOT: math.hypot}
-
-
+# --- primal functions while recording: each op's `scalar` (math, fast on floats) and its
+# NumPy/SciPy callable (arrays, and NumPy's inf/nan conventions on domain errors)
 def _ufunc_of(opc):
     """The NumPy or SciPy ufunc computing opcode ``opc``'s primal (from the op table)."""
-    f = BY_NAME[_NAMES[opc]].numpy[0] if BY_NAME[_NAMES[opc]].numpy else np.positive
+    f = OPS[opc].numpy[0] if OPS[opc].numpy else np.positive
     if isinstance(f, str):
         import scipy.special
         f = getattr(scipy.special, f.rsplit(".", 1)[1])
     return f
-
-
-_NAMES = {s.code: s.name for s in BY_NAME.values()}
 
 
 class _UfuncTable(dict):
@@ -461,11 +446,7 @@ class _UfuncTable(dict):
         return f
 
 
-_NP_UNARY = _UfuncTable()
-_NP_BINARY = _UfuncTable({K.ADD: np.add, K.SUB: np.subtract, K.MUL: np.multiply,
-                          K.DIV: np.divide, K.POW: np.power})
-_PY_COMPARE = {K.LT: operator.lt, K.LE: operator.le, K.GT: operator.gt, K.GE: operator.ge,
-               K.EQ: operator.eq, K.NE: operator.ne}
+_NP = _UfuncTable()
 # (opcode, constant on the right?) -> the opcode that keeps the constant in the c immediate
 _C_FORMS = {(K.ADD, True): K.ADDC, (K.ADD, False): K.ADDC, (K.MUL, True): K.MULC,
             (K.MUL, False): K.MULC, (K.SUB, True): K.ADDC, (K.SUB, False): K.RSUBC,
@@ -489,9 +470,9 @@ def unary(opc, x):
     """Record the elementwise op ``opc`` on active ``x``."""
     v = x._v
     if type(v) is float:
-        z = _scalar(_PY_UNARY.get(opc), _NP_UNARY[opc], v)
+        z = _scalar(OPS[opc].scalar, _NP[opc], v)
         return Active(x._t, x._t.push_scalar(opc, x._i, -1, 0, 0.0, z), z)
-    return _new(Active, x._t, opc, x._i, -1, 0, 0.0, _NP_UNARY[opc](v))
+    return _new(Active, x._t, opc, x._i, -1, 0, 0.0, _NP[opc](v))
 
 
 def binary(opc, x, y):
@@ -505,7 +486,7 @@ def binary(opc, x, y):
         t = _tape_of(x, y)
         xv, yv = x._v, y._v
         if type(xv) is float and type(yv) is float:
-            z = _scalar(_PY_BINARY.get(opc), _NP_BINARY[opc], xv, yv)
+            z = _scalar(OPS[opc].scalar, _NP[opc], xv, yv)
             return Active(t, t.push_scalar(opc, x._i, y._i, 0, 0.0, z), z)
     else:
         act, cst = (x, y) if xa else (y, x)
@@ -521,16 +502,16 @@ def binary(opc, x, y):
                 av = act._v
                 xv, yv = (av, c) if xa else (c, av)
                 if type(av) is float:
-                    z = _scalar(_PY_BINARY.get(opc), _NP_BINARY[opc], xv, yv)
+                    z = _scalar(OPS[opc].scalar, _NP[opc], xv, yv)
                 else:
                     with np.errstate(all="ignore"):
-                        z = _NP_BINARY[opc](xv, yv)
+                        z = _NP[opc](xv, yv)
                 return _new(Active, t, copc, act._i, -1, 0, -c if opc == K.SUB and xa else c,
                             z)
         xv = x._v if xa else _check_const(x)
         yv = y._v if ya else _check_const(y)
     with np.errstate(all="ignore"):
-        z = _NP_BINARY[opc](xv, yv)
+        z = _NP[opc](xv, yv)
     shape = np.shape(z)
     xn, yn = _as_node(t, x, shape), _as_node(t, y, shape)
     return _new(Active, t, opc, xn._i, yn._i, 0, 0.0, z)
@@ -551,12 +532,12 @@ def compare(opc, x, y):
     xa = isinstance(x, Active)
     t = _tape_of(x, y)
     if xa and type(x._v) is float and type(y) in _NUMBER:  # scalar fast path: if x[i] > 0
-        z = _PY_COMPARE[opc](x._v, y)
+        z = OPS[opc].scalar(x._v, y)
         yi = t.push_scalar(K.CONST, -1, -1, 0, 0.0, float(y))
         return Predicate(t, t.push_scalar(opc, x._i, yi, 0, 0.0, float(z)), z)
     xv = x._v if xa else _check_const(x)
     yv = y._v if isinstance(y, Active) else _check_const(y)
-    z = _NP_BINARY[opc](xv, yv)
+    z = _NP[opc](xv, yv)
     shape = np.shape(z)
     xn, yn = _as_node(t, x, shape), _as_node(t, y, shape)
     return _new(Predicate, t, opc, xn._i, yn._i, 0, 0.0, z if shape else bool(z))
@@ -575,10 +556,10 @@ def _logical(opc, p, q):
 
 
 def _handler(opc):
-    kind = K.KIND[opc]
-    if kind == K.UNARY:
+    kind = OPS[opc].kind
+    if kind == UNARY:
         return lambda x: unary(opc, x)
-    if kind == K.COMPARE:
+    if kind == COMPARE:
         return lambda x, y: compare(opc, x, y)
     return lambda x, y: binary(opc, x, y)
 
@@ -586,7 +567,7 @@ def _handler(opc):
 def _scipy_handler(ufunc):
     """The handler of a SciPy ufunc of the op table (resolved by name on first use)."""
     opc = SCIPY_UFUNC_OPCODES.get(getattr(ufunc, "__name__", None))
-    if opc is None or _NP_UNARY[opc] is not ufunc:
+    if opc is None or _NP[opc] is not ufunc:
         return None
     h = UFUNC_HANDLERS[ufunc] = _handler(opc)
     return h

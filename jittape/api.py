@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from . import sweeps as K
+from .ops import codes as K
 from .active import Active, _new
 from .errors import NonScalarOutputError, NotDifferentiableError
 from . import scipy_special as _scipy_special

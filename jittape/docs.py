@@ -6,7 +6,6 @@ and the table disagree, so the page cannot drift from what the code does.
 
 import numpy as np
 
-from . import sweeps as K
 from .ops import OPS
 
 # Commonly used NumPy/SciPy functions that raise NotDifferentiableError on active values.
@@ -90,7 +89,7 @@ def ops_markdown():
     for s in OPS:
         names = ", ".join(f"`{_name(f)}`" for f in s.numpy)
         lines.append(f"| {s.code} | <a id=\"op-{s.name}\"></a>`{s.name}` | {names} | "
-                     f"{s.rule.replace('|', '&#124;')} |")
+                     f"{s.doc.replace('|', '&#124;')} |")
         for f in s.numpy:
             primitive.setdefault(_name(f), []).append(s.name)
     lines += ["", "## NumPy and SciPy functions on active values", "",

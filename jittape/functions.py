@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from . import sweeps as K
+from .ops import codes as K
 from .active import Active, Predicate, _new, _tape_of, const, guard
 from .errors import NotDifferentiableError
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import sweeps as K
+from .sweeps import for_tape
 from .active import Active
 from .api import (_CONTAINERS, _LEAF, _arg_key, _arg_name, _flatten_arg, _normalize_argnums,
                   _pack_grads, _record)
@@ -121,7 +121,7 @@ class Tape:
                 val[lo] = x
                 continue
             val[lo:hi] = self._check_input(x, t.shape(i)).ravel()
-        bad = K.forward_sweep(t.op, t.a, t.b, t.k, t.c, t.off, t.pool, val, 0)
+        bad = for_tape(t).forward_sweep(*t.columns, val)
         if bad >= 0:
             raise _guard_failure(bad)
         return val
@@ -131,7 +131,7 @@ class Tape:
         adj = np.zeros_like(val)
         if self.out_id >= 0:
             adj[t.off[self.out_id]:t.off[self.out_id + 1]] = seed
-            K.reverse_sweep(t.op, t.a, t.b, t.k, t.c, t.off, t.pool, val, adj, self.out_id)
+            for_tape(t).reverse_sweep(*t.columns, val, adj, self.out_id)
         return adj
 
     def _output(self, val):
@@ -191,12 +191,36 @@ class Tape:
             return self._fast(xs, False)[0]
         return self._output(self._forward(xs))
 
+    def _interpret(self, xin, want_grad):
+        """Forward (and reverse) sweep from the concatenated inputs ``xin``: returns
+        ``(failed guard or -1, value, concatenated input adjoints)``."""
+        t = self.arrays
+        sw = t.sweeps or for_tape(t)
+        cols = t.columns
+        val = t.val.copy()  # per call: replays from several threads never share buffers
+        pos = 0
+        for lo, hi in self._spans:
+            val[lo:hi] = xin[pos:pos + hi - lo]
+            pos += hi - lo
+        bad = sw.forward_sweep(*cols, val)
+        if bad >= 0 or not want_grad:
+            return bad, val[t.off[self.out_id]], None
+        adj = np.zeros(val.shape[0])
+        adj[t.off[self.out_id]] = 1.0
+        sw.reverse_sweep(*cols, val, adj, self.out_id)
+        if len(self._spans) == 1:
+            lo, hi = self._spans[0]
+            return bad, val[t.off[self.out_id]], adj[lo:hi]
+        return bad, val[t.off[self.out_id]], np.concatenate([adj[lo:hi] for lo, hi in
+                                                             self._spans])
+
     def _fast(self, xs, want_grad):
-        """Scalar output: load, forward and reverse sweep in one Numba call."""
+        """Scalar output: load, forward and reverse sweep with little Python per call."""
         t = self.arrays
         if self._in_ids is None:
             self._in_ids = np.asarray(t.inputs, dtype=np.int64)
             self._in_shapes = [t.shape(i) for i in t.inputs]
+            self._spans = [(int(t.off[i]), int(t.off[i + 1])) for i in t.inputs]
         shapes = self._in_shapes
         if len(xs) == 1:
             x = xs[0]
@@ -214,8 +238,7 @@ class Tape:
             kernel, val0 = self._kernel
             bad, value, g = kernel(val0, xin, t.pool, want_grad)
         else:
-            bad, value, g = K.replay_gradient(t.op, t.a, t.b, t.k, t.c, t.off, t.pool, t.val,
-                                              self._in_ids, xin, self.out_id, want_grad)
+            bad, value, g = self._interpret(xin, want_grad)
         if bad >= 0:
             raise _guard_failure(bad)
         if not want_grad:
@@ -261,26 +284,34 @@ class Tape:
                              f"{self.out_shape}")
         return self._output(val), self._input_adjoints(self._reverse(val, seed.ravel()))
 
-    def jacobian(self, *xs, _val=None):
+    def jvp(self, *xs, tangents, _val=None):
+        """``(f(xs), J(xs) v)``: one forward and one tangent sweep (forward mode).
+
+        ``tangents`` has the structure of the differentiated arguments: one array (or
+        float) per argument, a tuple of them for several (as ``xs``), each of its argument's
+        shape. Returns the output value and its tangent, both of the output's shape.
+        """
+        from . import jacobians
+        flat = self._flat(tuple(xs))
+        val = self._forward(flat) if _val is None else _val
+        tan = (tangents,) if self.single else tuple(tangents)
+        return self._output(val), jacobians.jvp(self, val, self._flat(tan))
+
+    def jacobian(self, *xs, mode="auto", _val=None):
         """The Jacobian of a single-input tape, shape ``out_shape + in_shape``.
 
-        One forward sweep, then one reverse sweep per output element (reverse mode pays per
-        output; Griewank & Walther sec. 3.3).
+        ``mode="forward"`` runs one tangent sweep per input element, ``"reverse"`` one
+        reverse sweep per output element, ``"auto"`` the fewer of the two (Griewank &
+        Walther sec. 3.3).
         """
+        from . import jacobians
         if not self.single or self.treedefs is not None:
             raise TypeError("jacobian() is for tapes of one differentiated argument, a float "
                             "or an array (not a tuple, list or dict)")
         val = self._forward(xs) if _val is None else _val
         t = self.arrays
-        in_shape = t.shape(t.inputs[0])
-        m = int(np.prod(self.out_shape))
-        jac = np.zeros((m, int(np.prod(in_shape))))
-        for r in range(m):
-            seed = np.zeros(m)
-            seed[r] = 1.0
-            g = self._input_adjoints(self._reverse(val, seed))
-            jac[r] = np.ravel(g)
-        return jac.reshape(self.out_shape + in_shape)
+        jac = jacobians.jacobian_matrix(self, val, mode)
+        return jac.reshape(self.out_shape + t.shape(t.inputs[0]))
 
     # --- inspection and storage ---
     def format(self, with_adjoints=True):

@@ -1,7 +1,7 @@
 """The Wengert tape: a flat, append-only struct of arrays, one record per operation.
 
 Record ``i`` defines one value ``v_i = phi_i(v_a, v_b)``; leaves (inputs, constants) are
-records too, so record id == node id. Columns (see :mod:`jittape.sweeps` for their meaning)::
+records too, so record id == node id. Columns (meaning in :mod:`jittape.optable`)::
 
     column  dtype    bytes per record
     op      int32    4
@@ -31,7 +31,8 @@ from array import array
 
 import numpy as np
 
-from . import sweeps as K
+from .ops import OPS
+from .optable import SELECT
 
 BYTES_PER_SCALAR_RECORD = 4 * 4 + 8 + 8 + 8
 
@@ -111,11 +112,25 @@ class Recorder:
 class TapeArrays:
     """A finished tape as NumPy arrays (the layout of :mod:`jittape.tape`)."""
 
-    __slots__ = ("op", "a", "b", "k", "c", "off", "pool", "val", "shapes", "inputs")
+    __slots__ = ("op", "a", "b", "k", "c", "off", "pool", "val", "shapes", "inputs", "sweeps")
 
     def __init__(self, op, a, b, k, c, off, pool, val, shapes, inputs):
         self.op, self.a, self.b, self.k, self.c, self.off = op, a, b, k, c, off
         self.pool, self.val, self.shapes, self.inputs = pool, val, shapes, inputs
+        self.sweeps = None  # the compiled sweeps of this tape's op set, found on first use
+
+    def __getstate__(self):  # compiled sweeps are machine code: found again after unpickling
+        return {s: getattr(self, s) for s in self.__slots__ if s != "sweeps"}
+
+    def __setstate__(self, state):
+        for name, v in state.items():
+            setattr(self, name, v)
+        self.sweeps = None
+
+    @property
+    def columns(self):
+        """The tape columns in the order the sweeps take them."""
+        return self.op, self.a, self.b, self.k, self.c, self.off, self.pool
 
     @property
     def n_records(self):
@@ -140,8 +155,8 @@ class TapeArrays:
         adj = np.zeros_like(self.val)
         lo, hi = self.off[seed_record], self.off[seed_record + 1]
         adj[lo:hi] = seed
-        K.reverse_sweep(self.op, self.a, self.b, self.k, self.c, self.off, self.pool,
-                        self.val, adj, seed_record)
+        from .sweeps import for_tape
+        for_tape(self).reverse_sweep(*self.columns, self.val, adj, seed_record)
         return adj
 
     def format(self, adj=None, names=None, max_elements=3):
@@ -150,8 +165,6 @@ class TapeArrays:
         ``adj`` is an adjoint buffer from :meth:`reverse`; ``names`` maps record ids to
         labels (e.g. the input names).
         """
-        from .ops import OPS
-
         names = names or {}
 
         def show(buf, i):
@@ -164,15 +177,15 @@ class TapeArrays:
         def operation(i):
             opc, a, b = int(self.op[i]), int(self.a[i]), int(self.b[i])
             size = int(self.off[i + 1] - self.off[i])
-            if opc == K.SLICE:
+            spec = OPS[opc]
+            if spec.fusion == "slice":  # contiguous indexing reads as indexing
                 k = int(self.k[i])
                 return f"v{a}[{k}]" if size == 1 and i not in self.shapes else \
                     f"v{a}[{k}:{k + size}]"
-            spec = OPS[opc]
             args = [f"v{x}" for x in (a, b) if x >= 0]
             if spec.uses_c:
                 args.append(f"{self.c[i]:g}")
-            if opc == K.WHERE:
+            if spec.kind == SELECT:
                 args.insert(0, f"v{int(self.k[i])}")
             return f"{spec.name}({', '.join(args)})"
 

@@ -30,7 +30,8 @@ import scipy.special
 
 import jittape
 from jittape.demo import lj_energy
-from jittape.sweeps import GUARD
+from jittape.ops import codes
+GUARD = codes.GUARD
 from jittape.testing import check_grads
 
 CASES = []

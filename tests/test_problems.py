@@ -264,7 +264,9 @@ def test_run_demo_small():
     assert r["replay"].recordings == 1 and r["replay"].guard_failures == 0
     assert r["replay"].replays == r["fun_calls"] - 1
     assert r["eager"]["fun_calls"] == r["fun_calls"]
-    np.testing.assert_allclose(r["eager"]["energy"], r["energy"], rtol=1e-12)
+    # same search, but the gradients' summation orders differ (NumPy's pairwise sums when
+    # recording, the sweeps' sequential ones on replay) and BFGS amplifies the last bits
+    np.testing.assert_allclose(r["eager"]["energy"], r["energy"], rtol=1e-9)
     for word in ("-44.326801", "finite differences", "wall time", "input x", "adjoint",
                  "replayed tape", "tapes recorded"):
         assert word in text
@@ -274,7 +276,7 @@ def test_main_ops(capsys):
     assert main(["ops"]) == 0
     out = capsys.readouterr().out
     exp_line = next(ln for ln in out.splitlines() if re.search(r"\bexp\b", ln))
-    assert "np.exp" in exp_line and "ybar * y" in exp_line
+    assert "np.exp" in exp_line and "zbar * z" in exp_line
     assert "matmul" in out
 
 

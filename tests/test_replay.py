@@ -57,7 +57,7 @@ def test_replay_matches_recording_at_new_points():
 
 def test_selections_on_the_tape_replay_anywhere_without_guards():
     tape = jittape.record(selecting, np.array([1.0, -1.0, 2.0, 0.3]))
-    assert jittape.sweeps.GUARD not in set(tape.arrays.op.tolist())
+    assert jittape.ops.codes.GUARD not in set(tape.arrays.op.tolist())
     for _ in range(5):
         x = RNG.uniform(-2, 2, 4)  # different signs than recorded: still correct
         v, g = tape.value_and_gradient(x)
@@ -71,7 +71,7 @@ def test_guard_failure_when_a_branch_flips():
     np.testing.assert_allclose(tape.gradient(x0 * 2), branchy_grad(x0 * 2))  # same branches
     with pytest.raises(GuardFailure, match="guard at record") as e:
         tape.gradient(np.array([-1.0, -1.0, 2.0]))
-    assert tape.arrays.op[e.value.record] == jittape.sweeps.GUARD
+    assert tape.arrays.op[e.value.record] == jittape.ops.codes.GUARD
 
 
 def test_argmax_used_as_index_is_guarded():

@@ -1,0 +1,235 @@
+"""Generate the Numba source of the sweeps for a set of ops, from the op table alone.
+
+:func:`sweep_source` writes one self-contained Python module holding
+
+* ``forward_sweep``: recompute the records' values (replay), checking guards;
+* ``reverse_sweep``: accumulate adjoints from a seeded output down to the leaves;
+* ``tangent_sweep``: propagate tangents (forward mode) alongside recorded values;
+
+each an interpreter loop over the records that dispatches on the opcode, with one branch
+per op of the set and nothing else (Griewank & Walther, "Evaluating Derivatives", 2nd ed.,
+sec. 6.3: the taping approach of ADOL-C and CppAD). Elementwise branches are written out
+from the op's value and partial-derivative expressions; structured branches call the op's
+kernels, whose source (and that of every helper they name) is copied into the module. So a
+module's text determines its behaviour, and a hash of it is a sound cache key.
+
+No generated function calls another sweep: Numba re-optimizes every jitted callee inside
+its caller (measured: a one-call replay calling both sweeps compiles for 3 s more than the
+sweeps themselves), so whole replays are orchestrated from Python (:mod:`jittape.replay`).
+"""
+
+import inspect
+import re
+
+from . import rules_arrays, rules_linalg, scalarmath
+from .optable import BINARY, LEAF, SELECT, UNARY
+
+#: Modules whose top-level functions and float constants rules may call by name.
+HELPER_MODULES = (scalarmath, rules_arrays, rules_linalg)
+HEADER = "import math\n\nimport numpy as np\nfrom numba import njit\n\n"
+JIT = '@njit(cache={cache}, nogil=True, error_model="numpy")'
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# tape columns are t_op, t_a, ... so that x, y, z, q, c stay free for the rule expressions
+TAPE = "t_op, t_a, t_b, t_k, t_c, off, pool"
+
+
+def _helpers():
+    table = {}
+    for mod in HELPER_MODULES:
+        for name, obj in vars(mod).items():
+            if inspect.isfunction(obj) and obj.__module__ == mod.__name__:
+                table[name] = obj
+            elif isinstance(obj, float) and name.isupper():
+                table[name] = obj
+    return table
+
+
+HELPERS = _helpers()
+
+
+def _names_used(obj):
+    if isinstance(obj, str):
+        return set(_IDENT.findall(obj))
+    if inspect.isfunction(obj):  # the function itself and the globals it names
+        return {obj.__name__} | set(obj.__code__.co_names)
+    return set()
+
+
+def helper_source(roots):
+    """Source of the helpers that ``roots`` (expressions or functions) name, transitively."""
+    seen, todo = {}, list(roots)
+    while todo:
+        for name in _names_used(todo.pop()):
+            if name in HELPERS and name not in seen:
+                seen[name] = HELPERS[name]
+                todo.append(HELPERS[name])
+    out = []
+    for name in sorted(seen):
+        obj = seen[name]
+        if isinstance(obj, float):
+            out.append(f"{name} = {obj!r}\n")
+        else:
+            out.append('@njit(error_model="numpy")\n' + inspect.getsource(obj))
+    return "\n\n".join(out)
+
+
+def rule_roots(ops):
+    """Everything the rules of ``ops`` name: expressions and kernels."""
+    roots = []
+    for op in ops:
+        roots += [op.value, *op.partials, op.forward, op.tangent, op.reverse]
+    return [r for r in roots if r is not None]
+
+
+# --- elementwise branches -----------------------------------------------------------------
+def _loads(op, strided, what="val"):
+    """Lines loading the operands of element j into x, y (and q)."""
+    if op.kind == UNARY:
+        return [f"x = {what}[ia + j]"]
+    s = (lambda v: f" * {v}") if strided else (lambda v: "")
+    lines = [f"x = {what}[ia + j{s('sa')}]", f"y = {what}[ib + j{s('sb')}]"]
+    if op.kind == SELECT:
+        lines.append(f"q = val[iq + j{s('sq')}]")
+    return lines
+
+
+def _strides(op):
+    if op.kind == UNARY:
+        return []
+    lines = ["sa = 1 if off[t_a[i] + 1] - ia == n else 0",
+             "sb = 1 if off[t_b[i] + 1] - ib == n else 0"]
+    if op.kind == SELECT:
+        lines += ["iq = off[t_k[i]]", "sq = 1 if off[t_k[i] + 1] - iq == n else 0"]
+    return lines
+
+
+def _scaled(g, d):
+    """``g * d`` without multiplying by the literals 1 and -1."""
+    return g if d == "1.0" else (f"-{g}" if d == "-1.0" else f"{g} * ({d})")
+
+
+def _elementwise_forward(op):
+    body = ["x = val[ia + j]"] if op.kind == UNARY else _loads(op, True)
+    return _strides(op) + ["c = ci", "for j in range(n):"] + [
+        "    " + ln for ln in body + [f"val[o + j] = {op.value}"]]
+
+
+def _operand_targets(op):
+    """(partial expression, offset, stride) per differentiable operand."""
+    out = [(op.partials[0], "ia", "sa")]
+    if op.kind != UNARY:
+        out.append((op.partials[1], "ib", "sb"))
+    return [t for t in out if t[0] != "0.0"]
+
+
+def _elementwise_reverse(op):
+    targets = _operand_targets(op)
+    if op.kind == UNARY:
+        d = targets[0][0]
+        return ["c = ci", "for j in range(n):", "    x = val[ia + j]", "    z = val[o + j]",
+                f"    adj[ia + j] += {_scaled('adj[o + j]', d)}"]
+    # A zero adjoint contributes exactly 0, even where a partial is inf or nan (the untaken
+    # side of a where): written as a select in the unit-stride loop, so that it vectorizes.
+    fast = ["if sa == 1 and sb == 1 and ia != ib:", "    for j in range(n):",
+            "        g = adj[o + j]", "        z = val[o + j]"]
+    fast += ["        " + ln for ln in _loads(op, False)]
+    fast += [f"        adj[{p} + j] += {_scaled('g', d)} if g != 0.0 else 0.0"
+             for d, p, _ in targets]
+    slow = ["else:", "    for j in range(n):", "        g = adj[o + j]",
+            "        if g != 0.0:", "            z = val[o + j]"]
+    slow += ["            " + ln for ln in _loads(op, True)]
+    slow += [f"            adj[{p} + j * {s}] += {_scaled('g', d)}" for d, p, s in targets]
+    return ["c = ci"] + _strides(op) + fast + slow
+
+
+def _elementwise_tangent(op):
+    targets = _operand_targets(op)
+    lines = ["c = ci"] + _strides(op) + ["for j in range(n):", "    z = val[o + j]"]
+    lines += ["    " + ln for ln in _loads(op, True)]
+    terms = []
+    for m, (d, p, s) in enumerate(targets):
+        at = f"{p} + j" if op.kind == UNARY else f"{p} + j * {s}"
+        lines.append(f"    t{m} = dot[{at}]")
+        # a zero tangent contributes 0 even where the partial is inf or nan
+        terms.append(f"({_scaled(f't{m}', d)} if t{m} != 0.0 else 0.0)")
+    lines.append(f"    dot[o + j] = {' + '.join(terms)}")
+    return lines
+
+
+# --- structured branches ------------------------------------------------------------------
+_ARGS = "o, n, ia, ib, t_k[i], ci, pool, off"
+_CONSTS = "ca = t_a[i] < 0 or t_op[t_a[i]] == {const}", "cb = t_b[i] < 0 or t_op[t_b[i]] == {const}"
+
+
+def _structured(op, sweep, const):
+    kern = getattr(op, sweep)
+    name = kern.__name__
+    if sweep == "forward":
+        call = f"{name}(val, {_ARGS})"
+        return [f"if {call}:", "    return i"] if op.checks else [call]
+    buf = "adj" if sweep == "reverse" else "dot"
+    return [c.format(const=const) for c in _CONSTS] + [
+        f"{name}(val, {buf}, {_ARGS}, ca, cb)"]
+
+
+def branch(op, sweep, const):
+    """The body of op's branch in ``sweep`` ("forward", "reverse", "tangent"), or None."""
+    if op.kind == LEAF:
+        return None
+    if op.elementwise:
+        if sweep == "forward":
+            return _elementwise_forward(op)
+        if not op.differentiable:
+            return None
+        return (_elementwise_reverse if sweep == "reverse" else _elementwise_tangent)(op)
+    if getattr(op, sweep) is None:
+        return None
+    return _structured(op, sweep, const)
+
+
+# --- the module ---------------------------------------------------------------------------
+_SWEEPS = {
+    "forward": ("forward_sweep(" + TAPE + ", val)", "for i in range(t_op.shape[0]):",
+                "return -1", "Recompute val from the leaves; -1, or the id of a failed guard."),
+    "reverse": ("reverse_sweep(" + TAPE + ", val, adj, last)",
+                "for i in range(last, -1, -1):", "return",
+                "Accumulate adjoints into adj (seeded by the caller) for records last..0."),
+    "tangent": ("tangent_sweep(" + TAPE + ", val, dot)", "for i in range(t_op.shape[0]):",
+                "return",
+                "Propagate tangents into dot (inputs seeded) given the values in val."),
+}
+
+
+def _sweep(sweep, ops, const, cache):
+    sig, loop, ret, doc = _SWEEPS[sweep]
+    lines = [JIT.format(cache=cache), f"def {sig}:", f'    """{doc}"""', f"    {loop}",
+             "        opc = t_op[i]", "        o = off[i]", "        n = off[i + 1] - o",
+             "        ia = off[t_a[i]] if t_a[i] >= 0 else 0",
+             "        ib = off[t_b[i]] if t_b[i] >= 0 else 0", "        ci = t_c[i]"]
+    first = True
+    for op in ops:
+        body = branch(op, sweep, const)
+        if body is None:
+            continue
+        lines.append(f"        {'if' if first else 'elif'} opc == {op.code}:  # {op.name}")
+        lines += ["            " + ln for ln in body]
+        first = False
+    lines.append(f"    {ret}")
+    return "\n".join(lines) + "\n"
+
+
+def sweep_source(ops, cache=True):
+    """The module source of the sweeps for ``ops`` (op table entries, any order).
+
+    The leaves are always included. ``cache`` goes into the ``@njit(cache=...)`` decorators
+    (False for an in-memory module when the cache directory is not writable).
+    """
+    ops = sorted(set(ops), key=lambda op: op.code)
+    const = next(op.code for op in ops if op.name == "const")
+    parts = [f"# jittape sweeps for ops: {', '.join(op.name for op in ops)}\n"
+             "# generated from the op table by jittape.codegen; do not edit\n" + HEADER]
+    helpers = helper_source(rule_roots(ops))
+    if helpers:
+        parts.append(helpers)
+    parts += [_sweep(s, ops, const, cache) for s in ("forward", "reverse", "tangent")]
+    return "\n\n".join(parts)

@@ -1,0 +1,163 @@
+"""Generated Numba modules on disk: one cache directory, keyed by a hash of the source.
+
+Every module jittape generates (the sweeps of an op set, a compiled tape) is written to
+``<cache>/<prefix>_<sha256 of its source>.py`` and imported from there, so Numba's
+``cache=True`` keeps its machine code across processes. The cache directory is
+``$JITTAPE_CACHE_DIR``, else ``$NUMBA_CACHE_DIR/jittape``, else ``~/.cache/jittape``: one
+place, which honours ``NUMBA_CACHE_DIR`` (Numba's own cache files go where Numba puts them:
+under ``NUMBA_CACHE_DIR`` when set, else beside the module, so also in this directory).
+
+A file whose content no longer hashes to its name (a torn write, an edit) is rewritten; a
+directory that cannot be written falls back to an in-memory module compiled without disk
+cache, with one warning. Compiles that take long say so on stderr: one line before a
+compile that has never finished in this cache directory, one after a compile that took over
+:data:`NOTICE_SECONDS`. ``JITTAPE_QUIET=1`` (or :func:`set_quiet`) silences them.
+"""
+
+import hashlib
+import importlib.util
+import os
+import sys
+import time
+import types
+import warnings
+from pathlib import Path
+
+NOTICE_SECONDS = 1.0
+_quiet = [os.environ.get("JITTAPE_QUIET", "") not in ("", "0")]
+_memory_only = []  # set once the cache directory proved unwritable
+
+
+def set_quiet(quiet=True):
+    """Silence (or restore) the one-line compile notices on stderr."""
+    _quiet[0] = bool(quiet)
+
+
+def cache_dir():
+    """The directory holding jittape's generated modules (created on first use)."""
+    env = os.environ.get("JITTAPE_CACHE_DIR")
+    if env:
+        return Path(env)
+    numba_dir = os.environ.get("NUMBA_CACHE_DIR")
+    if numba_dir:
+        return Path(numba_dir) / "jittape"
+    return Path.home() / ".cache" / "jittape"
+
+
+def digest(source):
+    return hashlib.sha256(source.encode()).hexdigest()[:20]
+
+
+def notice(message):
+    if not _quiet[0]:
+        print(f"jittape: {message}", file=sys.stderr, flush=True)
+
+
+def _write(path, source):
+    """Write ``source`` to ``path`` unless it is there intact; False if not writable."""
+    try:
+        if path.exists() and path.read_text() == source:
+            return True
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(source)
+        os.replace(tmp, path)  # atomic: other processes see the old file or the new one
+        return True
+    except OSError:
+        return False
+
+
+def load(prefix, source_for):
+    """Import the module that ``source_for(cache)`` generates; reuse it if imported.
+
+    ``source_for(True)`` is the source with disk caching, ``source_for(False)`` without
+    (for the in-memory fallback). Returns the module.
+    """
+    source = source_for(True)
+    name = f"{prefix}_{digest(source)}"
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    path = cache_dir() / f"{name}.py"
+    if not _memory_only and _write(path, source):
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    else:
+        if not _memory_only:
+            _memory_only.append(True)
+            warnings.warn(f"jittape: cache directory {cache_dir()} is not writable; compiling "
+                          f"in memory (set JITTAPE_CACHE_DIR to a writable directory to keep "
+                          f"compiled code across runs)", RuntimeWarning, stacklevel=3)
+        module = types.ModuleType(name)
+        exec(compile(source_for(False), f"<jittape {name}>", "exec"), module.__dict__)
+    module.__jittape_path__ = None if _memory_only else path
+    sys.modules[name] = module
+    return module
+
+
+def marker(module, what):
+    """The file that records that ``what`` of ``module`` compiled once in this cache."""
+    path = getattr(module, "__jittape_path__", None)
+    return None if path is None else path.with_name(f"{path.stem}.{what}.ok")
+
+
+def compiled_once(module, what):
+    m = marker(module, what)
+    return m is not None and m.exists()
+
+
+class FirstCall:
+    """Wraps a Numba dispatcher until its first call, announcing a cold compile.
+
+    After the first call the owner replaces the wrapper by the dispatcher itself, so steady
+    state pays nothing. ``describe`` says what is compiled, for the notice.
+    """
+
+    def __init__(self, module, what, describe):
+        self.module, self.what, self.describe = module, what, describe
+
+    def __call__(self, *args):
+        fn = getattr(self.module, self.what)
+        cold = not compiled_once(self.module, self.what)
+        if cold:
+            notice(f"compiling {self.describe} (once; cached in {cache_dir()})")
+        t0 = time.perf_counter()
+        try:
+            out = fn(*args)
+        except Exception as e:  # a corrupted Numba cache entry: drop it and compile again
+            if not _numba_cache_error(e):
+                raise
+            _drop_numba_cache(self.module)
+            out = fn(*args)
+        seconds = time.perf_counter() - t0
+        if seconds > NOTICE_SECONDS and not cold:
+            notice(f"compiled {self.describe} in {seconds:.1f} s (cached in {cache_dir()})")
+        m = marker(self.module, self.what)
+        if m is not None and not m.exists():
+            try:
+                m.write_text(f"{seconds:.3f}\n")
+            except OSError:
+                pass
+        return out
+
+
+def _numba_cache_error(e):
+    text = f"{type(e).__name__}: {e}"
+    return any(s in text for s in ("pickle", "EOFError", "UnpicklingError", "cache"))
+
+
+def _drop_numba_cache(module):
+    """Delete Numba's index and data files of ``module`` so that it compiles afresh."""
+    path = getattr(module, "__jittape_path__", None)
+    if path is None:
+        return
+    roots = [path.parent / "__pycache__"]
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        roots.append(Path(os.environ["NUMBA_CACHE_DIR"]))
+    for root in roots:
+        for f in root.rglob(f"{path.stem}*.nb*") if root.exists() else ():
+            f.unlink(missing_ok=True)
+    for disp in vars(module).values():
+        if hasattr(disp, "_cache") and hasattr(disp, "py_func"):
+            disp._cache.flush() if hasattr(disp._cache, "flush") else None

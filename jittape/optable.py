@@ -1,0 +1,162 @@
+"""The op table's machinery: what an entry is, how entries are registered and looked up.
+
+An op is one :class:`Op` entry and nothing else anywhere names it: the sweeps
+(:mod:`jittape.codegen`), the tape compiler, the NumPy dispatch of elementwise ufuncs,
+``python -m jittape ops``, the docs page and the generic rule tests are all generated from
+the entries. The entries themselves are in :mod:`jittape.rules_elementwise`,
+:mod:`jittape.rules_arrays` and :mod:`jittape.rules_linalg`; :mod:`jittape.ops` assembles
+them in opcode order.
+
+Rule convention (one explanatory block instead of one per op)
+-------------------------------------------------------------
+Elementwise ops (kinds ``unary``, ``binary``, ``compare``, ``select``) give
+
+* ``value``: the result ``z`` as a Python expression in the operands ``x`` (and ``y``; the
+  condition ``q`` of a select) and the record's float immediate ``c``;
+* ``partials``: the local partial derivatives ``dz/dx`` (and ``dz/dy``) as expressions in
+  ``x``, ``y``, ``z``, ``c``; ``"0.0"`` for none.
+
+From the partials the generator writes the tangent rule ``zdot = sum_k dz/dx_k * xdot_k``
+and the adjoint rule ``xbar_k += zbar * dz/dx_k`` (Griewank & Walther, "Evaluating
+Derivatives", 2nd ed., sec. 3.1-3.2), and the second-order rules later. Expressions may
+call :mod:`math`, ``np`` scalar functions and the helpers of :mod:`jittape.scalarmath` by
+name. Operands of size 1 broadcast (stride 0); their adjoint contributions accumulate,
+which is the sum broadcasting's adjoint needs.
+
+Structured ops (reductions, products, gathers, scans, linear algebra) give kernels written
+side by side, plain Python functions that the generator copies into the sweep source:
+
+* ``forward(val, o, n, ia, ib, k, c, pool, off)`` writes ``val[o:o+n]``;
+* ``tangent(val, dot, o, n, ia, ib, k, c, pool, off)`` writes ``dot[o:o+n]`` from the
+  operands' tangents (a linear map of them);
+* ``reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb)`` accumulates into the
+  operands' adjoints: the transpose of the tangent map. ``ca``/``cb`` say that operand
+  ``a``/``b`` is a constant leaf whose adjoint nobody reads (work may be skipped).
+
+``o``/``n`` locate the record's value, ``ia``/``ib`` its operands' values (0 when absent),
+``k`` and ``c`` are its immediates and ``off`` maps record ids to value offsets (for
+n-ary records whose operands are listed in ``pool``).
+"""
+
+from dataclasses import dataclass, field
+
+# What an op is. The generator dispatches on the kind; nothing dispatches on a name.
+LEAF, UNARY, BINARY, COMPARE, SELECT, STRUCTURED = (
+    "leaf", "unary", "binary", "compare", "select", "structured")
+ELEMENTWISE = (UNARY, BINARY, COMPARE, SELECT)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """How the generic checker tests an op: input domain ``(lo, hi)`` and argument shapes.
+
+    ``fn`` (optional) is a NumPy expression that records the op; by default the op's first
+    NumPy callable applied to the arguments.
+    """
+
+    lo: float = -2.0
+    hi: float = 2.0
+    shapes: tuple = (((),), ((5,),), ((2, 3),))  # cases, each one shape per argument
+    fn: object = None
+
+
+@dataclass(frozen=True)
+class Op:
+    """One op of the table (see the module docstring for the rule convention).
+
+    Attributes
+    ----------
+    name : str
+        Lower-case name, unique; ``python -m jittape ops`` and tapes printed show it.
+    kind : str
+        One of ``leaf``, ``unary``, ``binary``, ``compare``, ``select``, ``structured``.
+    numpy : tuple
+        NumPy callables (or ``"scipy.special.name"`` strings, resolved lazily) that record
+        this op when given active values.
+    doc : str
+        The derivative rule in words and formulas, for the table printout and the docs.
+    value, partials : str, tuple of str
+        Elementwise ops: the value expression and the partial derivative expressions.
+    scalar : callable or None
+        A fast Python function for the primal of one float while recording (``math.sin``);
+        by default the NumPy callable.
+    uses_c : bool
+        The float immediate ``c`` is an operand (``x + c``, ``x ** c``).
+    forward, tangent, reverse : callable or None
+        Structured ops: the kernels. ``None`` tangent/reverse: no derivative flows.
+    checks : bool
+        The forward kernel returns True when a replay check fails (guards).
+    fusion : str or None
+        How the tape compiler may fuse the op into elementwise loops: ``"slice"``,
+        ``"gather"`` (indexed loads) or ``"sum"`` (a full reduction closing a loop).
+    spec : Spec
+        Domain and shapes for the generic rule checker.
+    code : int
+        The opcode (the op's position in the table; the tape file format: append only).
+    """
+
+    name: str
+    kind: str
+    numpy: tuple = ()
+    doc: str = ""
+    value: str = None
+    partials: tuple = ()
+    scalar: object = None
+    uses_c: bool = False
+    forward: object = None
+    tangent: object = None
+    reverse: object = None
+    checks: bool = False
+    fusion: str = None
+    spec: Spec = field(default_factory=Spec)
+    code: int = -1
+
+    @property
+    def arity(self):
+        """Record operands: 0 leaves, 1 unary, 2 binary, 3 select, -1 n-ary (in the pool)."""
+        return {LEAF: 0, UNARY: 1, BINARY: 2, COMPARE: 2, SELECT: 3}.get(self.kind,
+                                                                          self._arity)
+
+    _arity: int = 1
+
+    @property
+    def elementwise(self):
+        return self.kind in ELEMENTWISE
+
+    @property
+    def differentiable(self):
+        """Whether any derivative flows through the op."""
+        if self.elementwise:
+            return any(p != "0.0" for p in self.partials)
+        return self.reverse is not None
+
+
+def elementwise(name, kind, numpy, value, partials, doc, scalar=None, uses_c=False,
+                lo=-2.0, hi=2.0, shapes=None, fn=None):
+    """An elementwise entry; ``partials`` may be one expression for a unary op."""
+    partials = (partials,) if isinstance(partials, str) else tuple(partials)
+    if shapes is None:
+        shapes = ((((),), ((5,),), ((2, 3),)) if kind == UNARY else
+                  (((4,), (4,)), ((2, 3), ()), ((), (3,))))
+    return Op(name, kind, tuple(numpy), doc, value, partials, scalar, uses_c,
+              spec=Spec(lo, hi, shapes, fn))
+
+
+def structured(name, numpy, doc, forward, tangent=None, reverse=None, arity=1, checks=False,
+               fusion=None, spec=None):
+    """A structured entry: kernels written side by side (see the module docstring)."""
+    return Op(name, STRUCTURED, tuple(numpy), doc, forward=forward, tangent=tangent,
+              reverse=reverse, checks=checks, fusion=fusion, spec=spec or Spec(),
+              _arity=arity)
+
+
+def leaf(name, doc):
+    return Op(name, LEAF, (), doc, spec=Spec(shapes=(((3,),),)))
+
+
+class Codes:
+    """Opcodes by upper-case name (``codes.SUM``): for the NumPy dispatch that records ops."""
+
+    def __init__(self, ops):
+        for op in ops:
+            setattr(self, op.name.upper(), op.code)

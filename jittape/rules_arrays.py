@@ -1,0 +1,385 @@
+"""Op table entries: indexing, guards, reductions, scans and sorting (structured ops).
+
+Each op's forward, tangent and reverse kernels sit side by side; the reverse kernel is the
+transpose of the tangent map. Kernel signatures and argument meanings are explained once in
+:mod:`jittape.optable`. Reductions, scans and sorts view their operand as
+``(outer, m, inner)`` and work along the middle axis; the layout is ``pool[k:k+3]``.
+"""
+
+import numpy as np
+
+from .optable import Spec, structured
+
+
+# --- indexing: linear maps, so the tangent is the forward kernel applied to tangents ------
+def slice_forward(val, o, n, ia, ib, k, c, pool, off):
+    for j in range(n):  # z = x[k:k+n]
+        val[o + j] = val[ia + k + j]
+
+
+def slice_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    slice_forward(dot, o, n, ia, ib, k, c, pool, off)
+
+
+def slice_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
+    for j in range(n):
+        adj[ia + k + j] += adj[o + j]
+
+
+def gather_forward(val, o, n, ia, ib, k, c, pool, off):
+    for j in range(n):  # z = x[pool[k:k+n]]
+        val[o + j] = val[ia + pool[k + j]]
+
+
+def gather_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    gather_forward(dot, o, n, ia, ib, k, c, pool, off)
+
+
+def gather_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
+    for j in range(n):  # the adjoint of a gather is a scatter-add
+        adj[ia + pool[k + j]] += adj[o + j]
+
+
+def concat_forward(val, o, n, ia, ib, k, c, pool, off):
+    # pool[k:] = nparts, outer, (record, width) * nparts: rows of the parts side by side
+    nparts, outer = pool[k], pool[k + 1]
+    pos = o
+    for r in range(outer):
+        for q in range(nparts):
+            src, w = off[pool[k + 2 + 2 * q]], pool[k + 3 + 2 * q]
+            for j in range(w):
+                val[pos + j] = val[src + r * w + j]
+            pos += w
+
+
+def concat_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    concat_forward(dot, o, n, ia, ib, k, c, pool, off)
+
+
+def concat_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
+    nparts, outer = pool[k], pool[k + 1]
+    pos = o
+    for r in range(outer):
+        for q in range(nparts):
+            src, w = off[pool[k + 2 + 2 * q]], pool[k + 3 + 2 * q]
+            for j in range(w):
+                adj[src + r * w + j] += adj[pos + j]
+            pos += w
+
+
+def guard_forward(val, o, n, ia, ib, k, c, pool, off):
+    # True (a failed check) when x no longer has the value the control flow was recorded at
+    for j in range(n):
+        if val[ia + j] != val[o + j]:
+            return True
+    return False
+
+
+# --- reductions over the middle axis of (outer, m, inner) ---------------------------------
+def sum_forward(val, o, n, ia, ib, k, c, pool, off):
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    for r in range(outer):
+        for q in range(inner):
+            base = ia + r * m * inner + q
+            acc = 0.0  # empty sums are 0
+            for t in range(m):
+                acc += val[base + t * inner]
+            val[o + r * inner + q] = acc
+
+
+def sum_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    sum_forward(dot, o, n, ia, ib, k, c, pool, off)
+
+
+def sum_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    if inner == 1:  # over all elements or the last axis
+        for r in range(outer):
+            g = adj[o + r]
+            for t in range(m):
+                adj[ia + r * m + t] += g
+        return
+    for r in range(outer):  # xbar[r, t, q] += zbar[r, q], walking x in memory order
+        for t in range(m):
+            base = ia + (r * m + t) * inner
+            for q in range(inner):
+                adj[base + q] += adj[o + r * inner + q]
+
+
+def prod_forward(val, o, n, ia, ib, k, c, pool, off):
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    for r in range(outer):
+        for q in range(inner):
+            base = ia + r * m * inner + q
+            acc = 1.0
+            for t in range(m):
+                acc *= val[base + t * inner]
+            val[o + r * inner + q] = acc
+
+
+def prod_others(val, base, m, inner, t, zeros, p):
+    # the product of the factors other than t, exact when some factors are zero
+    x = val[base + t * inner]
+    if zeros == 0:
+        return p / x
+    return p if (zeros == 1 and x == 0.0) else 0.0
+
+
+def prod_zeros(val, base, m, inner):
+    zeros = 0
+    p = 1.0
+    for t in range(m):
+        x = val[base + t * inner]
+        if x == 0.0:
+            zeros += 1
+        else:
+            p *= x
+    return zeros, p
+
+
+def prod_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    for r in range(outer):
+        for q in range(inner):
+            base = ia + r * m * inner + q
+            zeros, p = prod_zeros(val, base, m, inner)
+            acc = 0.0
+            for t in range(m):
+                acc += dot[base + t * inner] * prod_others(val, base, m, inner, t, zeros, p)
+            dot[o + r * inner + q] = acc
+
+
+def prod_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    for r in range(outer):
+        for q in range(inner):
+            base = ia + r * m * inner + q
+            g = adj[o + r * inner + q]
+            zeros, p = prod_zeros(val, base, m, inner)
+            for t in range(m):
+                adj[base + t * inner] += g * prod_others(val, base, m, inner, t, zeros, p)
+
+
+def extremum_forward(val, o, ia, k, pool, is_max):
+    # NaN propagates, as np.max; empty axes are refused when recording
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    for r in range(outer):
+        for q in range(inner):
+            base = ia + r * m * inner + q
+            acc = val[base]
+            for t in range(1, m):
+                x = val[base + t * inner]
+                if x != x or (x > acc if is_max else x < acc):
+                    acc = x
+            val[o + r * inner + q] = acc
+
+
+def extremum_spread(val, src, dst, o, ia, k, pool, to_operand):
+    # the elements attaining the extremum share its derivative evenly: to_operand=False
+    # gathers the tangent (src: operand tangents), True scatters the adjoint (src: result)
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    for r in range(outer):
+        for q in range(inner):
+            base = ia + r * m * inner + q
+            y = val[o + r * inner + q]
+            ties = 0.0
+            for t in range(m):
+                ties += 1.0 if val[base + t * inner] == y else 0.0
+            if ties == 0.0:
+                continue
+            if to_operand:
+                share = src[o + r * inner + q] / ties
+                for t in range(m):
+                    dst[base + t * inner] += share if val[base + t * inner] == y else 0.0
+            else:
+                acc = 0.0
+                for t in range(m):
+                    acc += src[base + t * inner] if val[base + t * inner] == y else 0.0
+                dst[o + r * inner + q] = acc / ties
+
+
+def max_forward(val, o, n, ia, ib, k, c, pool, off):
+    extremum_forward(val, o, ia, k, pool, True)
+
+
+def min_forward(val, o, n, ia, ib, k, c, pool, off):
+    extremum_forward(val, o, ia, k, pool, False)
+
+
+def extremum_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    extremum_spread(val, dot, dot, o, ia, k, pool, False)
+
+
+def extremum_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
+    extremum_spread(val, adj, adj, o, ia, k, pool, True)
+
+
+def argext_forward(val, o, ia, k, pool, is_max):
+    # NumPy's convention: the first extremum wins; a NaN is the extremum
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    for r in range(outer):
+        for q in range(inner):
+            base = ia + r * m * inner + q
+            best = 0
+            bv = val[base]
+            for t in range(1, m):
+                x = val[base + t * inner]
+                if bv != bv:
+                    break
+                if x != x or (x > bv if is_max else x < bv):
+                    best = t
+                    bv = x
+            val[o + r * inner + q] = best
+
+
+def argmax_forward(val, o, n, ia, ib, k, c, pool, off):
+    argext_forward(val, o, ia, k, pool, True)
+
+
+def argmin_forward(val, o, n, ia, ib, k, c, pool, off):
+    argext_forward(val, o, ia, k, pool, False)
+
+
+# --- scans and sorting --------------------------------------------------------------------
+def cumsum_forward(val, o, n, ia, ib, k, c, pool, off):
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    for r in range(outer):
+        for q in range(inner):
+            base = r * m * inner + q
+            acc = 0.0
+            for t in range(m):
+                acc += val[ia + base + t * inner]
+                val[o + base + t * inner] = acc
+
+
+def cumsum_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    cumsum_forward(dot, o, n, ia, ib, k, c, pool, off)
+
+
+def cumsum_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    for r in range(outer):
+        for q in range(inner):
+            base = r * m * inner + q
+            acc = 0.0  # xbar[t] = sum_{s >= t} zbar[s]: a reversed cumsum
+            for t in range(m - 1, -1, -1):
+                acc += adj[o + base + t * inner]
+                adj[ia + base + t * inner] += acc
+
+
+def cumprod_forward(val, o, n, ia, ib, k, c, pool, off):
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    for r in range(outer):
+        for q in range(inner):
+            base = r * m * inner + q
+            acc = 1.0
+            for t in range(m):
+                acc *= val[ia + base + t * inner]
+                val[o + base + t * inner] = acc
+
+
+def cumprod_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    for r in range(outer):
+        for q in range(inner):
+            base = r * m * inner + q
+            zd = 0.0  # zdot[t] = zdot[t-1] x[t] + z[t-1] xdot[t]
+            for t in range(m):
+                before = val[o + base + (t - 1) * inner] if t > 0 else 1.0
+                zd = zd * val[ia + base + t * inner] + before * dot[ia + base + t * inner]
+                dot[o + base + t * inner] = zd
+
+
+def cumprod_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    for r in range(outer):
+        for q in range(inner):
+            base = r * m * inner + q
+            # xbar[t] = z[t-1] R[t], R[t] = zbar[t] + x[t+1] R[t+1]: exact with zeros, O(m)
+            acc = 0.0
+            for t in range(m - 1, -1, -1):
+                nxt = val[ia + base + (t + 1) * inner] if t + 1 < m else 0.0
+                acc = adj[o + base + t * inner] + nxt * acc
+                before = val[o + base + (t - 1) * inner] if t > 0 else 1.0
+                adj[ia + base + t * inner] += before * acc
+
+
+def sort_forward(val, o, n, ia, ib, k, c, pool, off):
+    # value layout: the sorted values (outer, m, inner), then the permutation, as floats
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    size = outer * m * inner
+    tmp = np.empty(m)
+    for r in range(outer):
+        for q in range(inner):
+            base = r * m * inner + q
+            for t in range(m):
+                tmp[t] = val[ia + base + t * inner]
+            perm = np.argsort(tmp, kind="mergesort")
+            for t in range(m):
+                val[o + base + t * inner] = tmp[perm[t]]
+                val[o + size + base + t * inner] = perm[t]
+
+
+def sort_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    size = outer * m * inner
+    for r in range(outer):
+        for q in range(inner):
+            base = r * m * inner + q
+            for t in range(m):
+                src = int(val[o + size + base + t * inner])
+                dot[o + base + t * inner] = dot[ia + base + src * inner]
+
+
+def sort_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
+    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
+    size = outer * m * inner
+    for r in range(outer):
+        for q in range(inner):
+            base = r * m * inner + q
+            for t in range(m):
+                src = int(val[o + size + base + t * inner])
+                adj[ia + base + src * inner] += adj[o + base + t * inner]
+
+
+_NONE = "no derivative (integer result); guarded when used"
+
+INDEXING_OPS = [
+    structured("slice", [], "z = x[k:k+n] (contiguous indexing); xbar[k:k+n] += zbar",
+               slice_forward, slice_tangent, slice_reverse, fusion="slice"),
+    structured("gather", [np.broadcast_to, np.transpose],
+               "z = x[idx] (indexing, transpose, broadcasting); xbar[idx] += zbar "
+               "(scatter-add)", gather_forward, gather_tangent, gather_reverse,
+               fusion="gather"),
+    structured("concat", [np.concatenate, np.stack], "each part's xbar += its block of zbar",
+               concat_forward, concat_tangent, concat_reverse, arity=-1),
+]
+
+REDUCTION_OPS = [
+    structured("sum", [np.sum, np.mean], "xbar[r, t, q] += zbar[r, q]", sum_forward,
+               sum_tangent, sum_reverse, fusion="sum"),
+    structured("prod", [np.prod], "xbar += zbar * prod of the other factors (exact with zeros)",
+               prod_forward, prod_tangent, prod_reverse),
+    structured("max", [np.max, np.amax], "the maximal elements share zbar evenly",
+               max_forward, extremum_tangent, extremum_reverse),
+    structured("min", [np.min, np.amin], "the minimal elements share zbar evenly",
+               min_forward, extremum_tangent, extremum_reverse),
+]
+
+CONTROL_OPS = [
+    structured("guard", [], "no derivative; the forward sweep checks x still has the recorded "
+               "value (the outcome of a comparison that Python control flow used)",
+               guard_forward, checks=True),
+    structured("argmax", [np.argmax], _NONE, argmax_forward),
+    structured("argmin", [np.argmin], _NONE, argmin_forward),
+]
+
+SCAN_OPS = [
+    structured("cumsum", [np.cumsum], "xbar[t] += sum_{s >= t} zbar[s] (a reversed cumsum)",
+               cumsum_forward, cumsum_tangent, cumsum_reverse),
+    structured("cumprod", [np.cumprod],
+               "xbar[t] += z[t-1] R[t], R[t] = zbar[t] + x[t+1] R[t+1] (exact with zeros)",
+               cumprod_forward, cumprod_tangent, cumprod_reverse, spec=Spec(lo=0.5)),
+    structured("sort", [np.sort], "z = x[perm]; xbar[perm] += zbar (the adjoint follows the "
+               "permutation, recomputed on replay)", sort_forward, sort_tangent, sort_reverse),
+]
