@@ -1,9 +1,11 @@
-"""Command line: ``python -m jittape {demo,ops}`` (also installed as the ``jittape`` script).
+"""Command line: ``python -m jittape {demo,ops,warmup}`` (also the ``jittape`` script).
 
 ``demo`` finds the global minimum of the 13-atom Lennard-Jones cluster with basin-hopping
 and jittape gradients, compares with finite differences and prints a Wengert tape
 (:func:`jittape.demo.run_demo`). ``ops`` prints the op table: every differentiable
 operation with its NumPy functions and adjoint rule (:func:`jittape.ops.format_table`).
+``warmup`` compiles the sweeps for every op of the table ahead of time (about a minute,
+once per machine; :func:`jittape.sweeps.warmup`), after which no tape compiles a sweep.
 """
 
 import argparse
@@ -16,7 +18,7 @@ def _build_parser():
         prog="jittape",
         description="jittape: reverse-mode AD of plain NumPy code on a flat Wengert tape "
                     "swept by Numba.")
-    sub = parser.add_subparsers(dest="command", metavar="{demo,ops}")
+    sub = parser.add_subparsers(dest="command", metavar="{demo,ops,warmup}")
     demo = sub.add_parser(
         "demo", help="LJ13 global minimum by basin-hopping with jittape gradients",
         description="Minimize the 13-atom Lennard-Jones cluster with "
@@ -33,6 +35,10 @@ def _build_parser():
                                      "adjoint rule.")
     ops.add_argument("--markdown", action="store_true",
                      help="print the supported-operations page (docs/ops.md) instead")
+    sub.add_parser("warmup", help="compile the sweeps of every op ahead of time (cached)",
+                   description="Compile the forward, reverse and tangent sweeps for every op "
+                               "of the table into jittape's cache (about a minute, once per "
+                               "machine); afterwards no program compiles a sweep.")
     return parser
 
 
@@ -54,6 +60,14 @@ def main(argv=None):
         elif args.command == "ops":
             from .ops import format_table
             print(format_table())
+        elif args.command == "warmup":
+            import time
+            from .jitcache import cache_dir
+            from .sweeps import warmup
+            t0 = time.perf_counter()
+            s = warmup()
+            print(f"sweeps for all {len(s.names)} ops ready in {cache_dir()} "
+                  f"({time.perf_counter() - t0:.1f} s)")
         elif args.command == "demo":
             from .demo import run_demo
             kwargs = {"seed": args.seed, "compare_fd": not args.no_fd}

@@ -310,7 +310,7 @@ class Active:
         if extra:
             raise NotDifferentiableError(
                 f"{name} with keyword(s) {sorted(extra)} on active values is not supported.")
-        handler = UFUNC_HANDLERS.get(ufunc) or _scipy_handler(ufunc)
+        handler = UFUNC_HANDLERS.get(ufunc) or _table_handler(ufunc)
         if handler is None:
             if getattr(np, ufunc.__name__, None) is not ufunc:
                 name = f"ufunc {ufunc.__name__} (not NumPy's; e.g. scipy.special)"
@@ -562,6 +562,16 @@ def _handler(opc):
     if kind == COMPARE:
         return lambda x, y: compare(opc, x, y)
     return lambda x, y: binary(opc, x, y)
+
+
+def _table_handler(ufunc):
+    """The handler of an op-table ufunc met for the first time: a SciPy ufunc (resolved by
+    name) or one of an op registered after import (jittape.ops.register)."""
+    opc = UFUNC_OPCODES.get(ufunc)
+    if opc is not None:
+        h = UFUNC_HANDLERS[ufunc] = _handler(opc)
+        return h
+    return _scipy_handler(ufunc)
 
 
 def _scipy_handler(ufunc):

@@ -128,6 +128,7 @@ class FirstCall:
         except Exception as e:  # a corrupted Numba cache entry: drop it and compile again
             if not _numba_cache_error(e):
                 raise
+            notice(f"the cached {self.describe} was corrupted; compiling it again")
             _drop_numba_cache(self.module)
             out = fn(*args)
         seconds = time.perf_counter() - t0
@@ -143,8 +144,14 @@ class FirstCall:
 
 
 def _numba_cache_error(e):
-    text = f"{type(e).__name__}: {e}"
-    return any(s in text for s in ("pickle", "EOFError", "UnpicklingError", "cache"))
+    """Whether ``e`` was raised while Numba read its on-disk cache (a corrupted entry)."""
+    tb = e.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename.replace("\\", "/")
+        if name.endswith("numba/core/caching.py"):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def _drop_numba_cache(module):
@@ -158,6 +165,3 @@ def _drop_numba_cache(module):
     for root in roots:
         for f in root.rglob(f"{path.stem}*.nb*") if root.exists() else ():
             f.unlink(missing_ok=True)
-    for disp in vars(module).values():
-        if hasattr(disp, "_cache") and hasattr(disp, "py_func"):
-            disp._cache.flush() if hasattr(disp._cache, "flush") else None
