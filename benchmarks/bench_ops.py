@@ -23,7 +23,7 @@ import numpy as np
 import scipy.special as sp
 
 import jittape
-from jittape import sweeps as K
+from jittape.sweeps import for_tape
 
 RNG = np.random.default_rng(0)
 
@@ -83,10 +83,11 @@ def measure(label, f, inputs, repeat):
     last = tape.out_id
     adj = np.zeros_like(t.val)
     adj[t.off[last]:t.off[last + 1]] = 1.0
-    K.reverse_sweep(t.op, t.a, t.b, t.k, t.c, t.off, t.pool, t.val, adj, last)  # warm up
+    sw = for_tape(t)
+    sw.reverse_sweep(*t.columns, t.val, adj, last)  # warm up
 
     def rev():
-        K.reverse_sweep(t.op, t.a, t.b, t.k, t.c, t.off, t.pool, t.val, adj, last)
+        sw.reverse_sweep(*t.columns, t.val, adj, last)
 
     def fwd():
         f(*inputs)

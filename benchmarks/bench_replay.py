@@ -14,8 +14,8 @@ Two replays of every problem, each ``tape.gradient(x)`` on its own ``tape =
 jittape.record(f, x)``:
 
 * **interpreted**: the tape as recorded. The Numba forward sweep (recomputes every record
-  from x) and reverse sweep of the tape interpreter, in one Numba call, plus the Python
-  wrapper around it;
+  from x) and reverse sweep of the tape interpreter (the sweeps generated for the tape's op
+  set), plus the Python around them;
 * **compiled**: a second tape recorded the same way, then ``tape.compile()``
   (:mod:`jittape.compiler`): one generated Numba function for the whole tape (scalar records
   as locals, elementwise array records fused into loops), which ``tape.gradient`` then
@@ -121,7 +121,7 @@ import scipy.optimize  # noqa: E402
 
 import jittape  # noqa: E402
 from jittape import compiler as C  # noqa: E402
-from jittape import sweeps as K  # noqa: E402
+from jittape.sweeps import for_tape  # noqa: E402
 from jittape.demo import lj_energy, lj_energy_loops, lj_gradient_hand  # noqa: E402
 from benchmarks.common import cold_and_warm_startup, cpu_info  # noqa: E402
 from benchmarks.problems.lj import lj_grad_njit  # noqa: E402
@@ -272,18 +272,27 @@ def measure(key, label, f, x, hand, quick, comp):
     buf = t.val.copy()
     buf[t.off[in_ids[0]]:t.off[in_ids[0] + 1]] = x
     grad = jittape.grad(f)
+    sw = for_tape(t)
 
     def reverse_only():
         adj = np.zeros(nval)
         adj[o_out] = 1.0
-        K.reverse_sweep(*cols, buf, adj, out)
+        sw.reverse_sweep(*cols, buf, adj, out)
+
+    def sweeps_only():  # what tape.gradient runs, without its Python around the sweeps
+        val = t.val.copy()
+        val[t.off[in_ids[0]]:t.off[in_ids[0] + 1]] = x
+        sw.forward_sweep(*cols, val)
+        adj = np.zeros(nval)
+        adj[o_out] = 1.0
+        sw.reverse_sweep(*cols, val, adj, out)
 
     fns = {
         "replay": lambda: tape.gradient(x),
         "hand": lambda: hand(x),
         "eager": lambda: grad(x),
-        "numba_call": lambda: K.replay_gradient(*cols, t.val, in_ids, x, out, True),
-        "forward": lambda: K.forward_sweep(*cols, buf, 0),
+        "numba_call": sweeps_only,
+        "forward": lambda: sw.forward_sweep(*cols, buf),
         "reverse": reverse_only,
         "buffers": lambda: (t.val.copy(), np.zeros(nval), np.zeros(x.size)),
     }
@@ -670,9 +679,8 @@ def report(results, worst, mini, first, cold, warm, trials, ctimes, ctrials, qui
         "`compile()`, cold or warm); for refused tapes, the time `compile()` takes to "
         "raise its `ValueError`.", "",
         "## Where the interpreted replay time goes", "", breakdown_table(results), "",
-        "`Python wrapper` = `tape.gradient` − a direct `jittape.sweeps.replay_gradient` call "
-        "(the one Numba call that copies the value buffer, loads x, runs both sweeps and "
-        "extracts the gradient). `forward sweep` and `reverse sweep` are timed alone, each a "
+        "`Python wrapper` = `tape.gradient` − the two sweep calls it makes, done directly "
+        "(copy the value buffer, load x, forward sweep, seed and reverse sweep). `forward sweep` and `reverse sweep` are timed alone, each a "
         "separate Numba call (the reverse one allocating and seeding its adjoint buffer); "
         "`buffers` is what every replay allocates (`val.copy()`, `np.zeros` of the adjoints "
         "and of the gradient). Timed separately, so the parts need not add up exactly.", "",

@@ -183,7 +183,7 @@ def jittape_profile(prob, out, settings):
     """Tape sizes, the opcode mix, and where replay/eager time goes (timed side by side)."""
     import jittape
     from jittape import compiler as JC
-    from jittape import sweeps as K
+    from jittape.sweeps import for_tape
     from jittape.ops import OPS
     x0 = prob.x0
     rr = out["tools"].get("jittape-replay", {})
@@ -218,13 +218,15 @@ def jittape_profile(prob, out, settings):
     out_id, o_out = tape.out_id, int(t.off[tape.out_id])
     nval = t.val.size
 
+    sw = for_tape(t)
+
     def reverse_only():
         adj = np.zeros(nval)
         adj[o_out] = 1.0
-        K.reverse_sweep(*cols, buf, adj, out_id)
+        sw.reverse_sweep(*cols, buf, adj, out_id)
 
     cands = {"record": lambda: jittape.record(prob.f, x0),
-             "forward": lambda: K.forward_sweep(*cols, buf, 0),
+             "forward": lambda: sw.forward_sweep(*cols, buf),
              "reverse": reverse_only,
              "replay": lambda: tape.gradient(x0)}
     if ctape is not None:
