@@ -598,6 +598,21 @@ def _heaviside(x, h0):
                             _functions.where(compare(K.EQ, x, 0.0), h0, 0.0))
 
 
+def _core_checked(gufunc, core_ndims, handler):
+    """``handler`` behind NumPy's core-dimension checks of ``gufunc`` (vecdot, matvec,
+    vecmat): the compositions would broadcast a 0-D operand or a length-1 core axis that
+    NumPy refuses. The gufunc runs on zero-stride probes of the core shapes only (O(1))."""
+    def checked(*xs):
+        probes = []
+        for x, k in zip(xs, core_ndims):
+            shape = np.shape(x._v if isinstance(x, Active) else x)
+            probes.append(np.broadcast_to(np.float64(0.0), shape[-k:] if len(shape) >= k
+                                          else shape))
+        gufunc(*probes)  # raises NumPy's own ValueError on a mismatch
+        return handler(*xs)
+    return checked
+
+
 def _ufunc_handlers():
     h = {f: _handler(opc) for f, opc in UFUNC_OPCODES.items()}
     # ufuncs that are other ops in disguise
@@ -618,9 +633,12 @@ def _ufunc_handlers():
     h[np.logical_xor] = lambda x, y: compare(K.NE, compare(K.NE, x, 0.0),
                                              compare(K.NE, y, 0.0))
     h[np.heaviside] = _heaviside
-    h[np.vecdot] = lambda x, y: np.sum(x * y, axis=-1)
-    h[np.matvec] = lambda a, v: np.squeeze(np.matmul(a, np.expand_dims(v, -1)), -1)
-    h[np.vecmat] = lambda v, a: np.squeeze(np.matmul(np.expand_dims(v, -2), a), -2)
+    h[np.vecdot] = _core_checked(np.vecdot, (1, 1),
+                                 lambda x, y: np.sum(x * y, axis=-1))
+    h[np.matvec] = _core_checked(np.matvec, (2, 1), lambda a, v: np.squeeze(
+        np.matmul(a, np.expand_dims(v, -1)), -1))
+    h[np.vecmat] = _core_checked(np.vecmat, (1, 2), lambda v, a: np.squeeze(
+        np.matmul(np.expand_dims(v, -2), a), -2))
     h[np.logical_and] = lambda x, y: _logical(K.MUL, *((x, y) if isinstance(x, Predicate)
                                                         else (y, x)))
     h[np.logical_or] = lambda x, y: _logical(K.MAXIMUM, *((x, y) if isinstance(x, Predicate)

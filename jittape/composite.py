@@ -26,6 +26,7 @@ Importing this module registers the handlers in :data:`jittape.functions.FUNCTIO
 """
 
 import math
+import string
 
 import numpy as np
 
@@ -752,8 +753,31 @@ def kron(a, b):
     return _reshape_any(a2 * b2, tuple(p * q for p, q in zip(as_, bs)))
 
 
+def _einsum_explicit(subs, shapes):
+    """NumPy's subscript rules made explicit: ``(input subscripts, output subscripts)`` with
+    each ellipsis replaced by unused letters (broadcast dimensions, right-aligned) and an
+    implicit output (no '->') replaced by NumPy's: the ellipsis dimensions, then the labels
+    that appear once, in ASCII order."""
+    ins_s, arrow, out_s = subs.partition("->")
+    ins = ins_s.split(",")
+    free = [c for c in string.ascii_letters if c not in subs]
+    n_ell = max([len(shp) - (len(s) - 3) for s, shp in zip(ins, shapes) if "..." in s] or [0])
+    ell = "".join(free[:n_ell])
+    ins = [s.replace("...", ell[n_ell - (len(shp) - (len(s) - 3)):]) if "..." in s else s
+           for s, shp in zip(ins, shapes)]
+    if not arrow:
+        letters = ins_s.replace(",", "").replace(".", "")
+        return ins, ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if "..." in out_s:
+        return ins, out_s.replace("...", ell)
+    if n_ell:
+        raise ValueError("output has more dimensions than subscripts given in einstein sum, "
+                         "but no '...' ellipsis provided to broadcast the extra dimensions.")
+    return ins, out_s
+
+
 def einsum(*operands, out=None, optimize=False, **kwargs):
-    """``np.einsum`` with explicit subscripts ('ij,jk->ik'; no ellipsis).
+    """``np.einsum`` with subscripts (explicit or implicit output, ellipses broadcast).
 
     Operands are combined left to right: each is aligned to the running index space
     (repeated labels within an operand take its diagonal, by a gather), multiplied in by
@@ -768,11 +792,6 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
                      "pass a subscripts string")
     subs = operands[0].replace(" ", "")
     ops = list(operands[1:])
-    if "." in subs:
-        _unsupported("einsum", "an ellipsis ('...') in the subscripts")
-    if "->" not in subs:
-        _unsupported("einsum", "implicit output (no '->')",
-                     "write the output subscripts explicitly, e.g. 'ij,jk->ik'")
     bad = set(kwargs) - {"dtype", "order", "casting"}
     if bad:
         raise TypeError(f"einsum() got an unexpected keyword argument {sorted(bad)[0]!r}")
@@ -782,9 +801,9 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
         raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or "
                          "'unsafe'")
     # NumPy checks the subscripts, the operand count and the shapes (without computing)
-    np.einsum_path(subs, *[_shape_probe(np.shape(_val(op))) for op in ops], optimize=False)
-    ins, out_s = subs.split("->")
-    ins = ins.split(",")
+    shapes = [np.shape(_val(op)) for op in ops]
+    np.einsum_path(subs, *[_shape_probe(s) for s in shapes], optimize=False)
+    ins, out_s = _einsum_explicit(subs, shapes)
     out_letters = list(out_s)
     terms = []
     for s, op in zip(ins, ops):

@@ -270,12 +270,24 @@ def matmul(x, y):
 
 
 def dot(x, y, out=None):
+    """``np.dot``: a product for 0-D operands, matmul for operands of at most 2 dimensions,
+    otherwise a sum over the last axis of ``x`` and the second-to-last of ``y`` (the last if
+    ``y`` is 1-D), result shape ``x.shape[:-1] + y.shape[:-2] + y.shape[-1:]`` (not matmul's
+    batch broadcasting), recorded as a tensordot (one 2-D MATMUL)."""
     if out is not None:
-        raise NotDifferentiableError("np.dot(out=...) on active values")
-    if np.ndim(x._v if isinstance(x, Active) else x) == 0 or \
-            np.ndim(y._v if isinstance(y, Active) else y) == 0:
+        raise NotDifferentiableError("np.dot(out=...) on active values: in-place output is "
+                                     "not recorded; assign the result")
+    xs = np.shape(x._v if isinstance(x, Active) else x)
+    ys = np.shape(y._v if isinstance(y, Active) else y)
+    if len(xs) == 0 or len(ys) == 0:
         return x * y
-    return matmul(x, y)
+    yax = len(ys) - 2 if len(ys) >= 2 else 0
+    if xs[-1] != ys[yax]:
+        raise ValueError(f"shapes {xs} and {ys} not aligned: {xs[-1]} (dim {len(xs) - 1}) != "
+                         f"{ys[yax]} (dim {yax})")
+    if len(xs) <= 2 and len(ys) <= 2:
+        return matmul(x, y)
+    return composite.tensordot(x, y, axes=([len(xs) - 1], [yax]))
 
 
 # --- scans and sorting -------------------------------------------------------------------

@@ -1,0 +1,153 @@
+"""NumPy's semantics are the specification (issue 10, "silent wrong results").
+
+Every value is compared with NumPy's own (shape and value, rtol 1e-10) and every gradient
+with central differences of the plain NumPy function (:func:`jittape.testing.check_grads`).
+Sections: products (dot, matmul, vdot, inner, outer, tensordot, einsum, kron, vecdot, ...),
+the triangle that eigh/eigvalsh/cholesky read, std/var edge cases, in-place updates and views.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import jittape
+from jittape import NotDifferentiableError
+from jittape.active import Active
+from jittape.testing import check_grads
+
+RNG = np.random.default_rng(10)
+
+
+def A(*shape):
+    return RNG.standard_normal(shape) if shape else float(RNG.standard_normal())
+
+
+def _weights(shape):
+    """Fixed, distinct weights: sum(W * f(x)) exercises the whole Jacobian of f."""
+    return np.cos(np.arange(1.0, 1.0 + np.prod(shape, dtype=int)).reshape(shape))
+
+
+def recorded(fn, *args):
+    """The primal jittape records for ``fn(*args)`` (all arguments active)."""
+    out = []
+
+    def f(*xs):
+        r = fn(*xs)
+        out.append(np.asarray(r._v if isinstance(r, Active) else r, dtype=np.float64))
+        return np.sum(r * _weights(np.shape(out[-1])))
+    jittape.value_and_grad(f, tuple(range(len(args))))(*args)
+    return out[-1]
+
+
+def assert_like_numpy(fn, *args, argnums=None):
+    """jittape's value of fn equals NumPy's; its gradient matches central differences."""
+    ref = np.asarray(fn(*args), dtype=np.float64)
+    got = recorded(fn, *args)
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
+    W = _weights(ref.shape)
+    argnums = tuple(range(len(args))) if argnums is None else argnums
+    check_grads(lambda *xs: np.sum(fn(*xs) * W), args, argnums=argnums)
+
+
+# --- products ----------------------------------------------------------------------------
+SHAPES_A = [(), (3,), (2, 3), (4, 2, 3), (2, 4, 2, 3)]
+SHAPES_B = [(), (3,), (3, 2), (4, 3, 2), (2, 1, 3, 2)]
+
+
+@pytest.mark.parametrize("sa", SHAPES_A, ids=str)
+@pytest.mark.parametrize("sb", SHAPES_B, ids=str)
+def test_dot_all_ranks(sa, sb):
+    """np.dot sums the last axis of a with the second-to-last of b (not matmul's batch)."""
+    assert_like_numpy(np.dot, A(*sa), A(*sb))
+
+
+@pytest.mark.parametrize("sa,sb", [((2, 3), (4, 3, 2)), ((4, 2, 3), (4, 3, 2)),
+                                   ((3, 3), (3, 3, 3)), ((2, 3, 3), (2, 3, 3))])
+def test_dot_nd_was_matmul(sa, sb):
+    # these gave matmul's shape or values before (e.g. (4, 2, 2) for (4,2,3)·(4,3,2))
+    a, b = A(*sa), A(*sb)
+    assert_like_numpy(np.dot, a, b)
+    assert_like_numpy(lambda x, y: x.dot(y), a, b)
+
+
+@pytest.mark.parametrize("argnum", [0, 1])
+def test_dot_nd_one_constant_operand(argnum):
+    a, b = A(2, 4, 3), A(3, 3, 2)
+    assert_like_numpy(np.dot, a, b, argnums=argnum)
+
+
+def test_dot_shape_mismatch_is_numpys_error():
+    a, b = A(2, 3), A(4, 2, 2)
+    with pytest.raises(ValueError, match="not aligned"):
+        np.dot(a, b)
+    with pytest.raises(ValueError, match="not aligned"):
+        jittape.grad(lambda x: np.sum(np.dot(x, b)))(a)
+
+
+PRODUCTS = {
+    "matmul": np.matmul, "vdot": np.vdot, "inner": np.inner, "outer": np.outer,
+    "kron": np.kron, "tensordot1": lambda a, b: np.tensordot(a, b, 1),
+    "tensordot0": lambda a, b: np.tensordot(a, b, 0),
+}
+RANK_PAIRS = [(sa, sb) for sa in SHAPES_A for sb in SHAPES_B]
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCTS))
+def test_products_all_ranks(name):
+    """Every rank pair 0-D..4-D: NumPy's value, or NumPy's error, and correct gradients."""
+    fn = PRODUCTS[name]
+    for sa, sb in RANK_PAIRS:
+        a, b = A(*sa), A(*sb)
+        try:
+            fn(a, b)
+        except (ValueError, IndexError) as e:  # NumPy's error: jittape raises the same type
+            with pytest.raises(type(e)):
+                recorded(fn, a, b)
+            continue
+        assert_like_numpy(fn, a, b)
+
+
+@pytest.mark.parametrize("fn,sa,sb", [
+    (np.vecdot, (3,), ()), (np.vecdot, (), (2, 3)), (np.vecdot, (2, 3), (1,)),
+    (np.matvec, (3,), (3,)), (np.vecmat, (3,), (3,)), (np.matvec, (2, 3), (1,))])
+def test_vecdot_matvec_core_dims_refused_like_numpy(fn, sa, sb):
+    # the compositions would broadcast where NumPy's gufuncs refuse
+    a, b = A(*sa), A(*sb)
+    with pytest.raises(ValueError):
+        fn(a, b)
+    with pytest.raises(ValueError):
+        recorded(fn, a, b)
+
+
+@pytest.mark.parametrize("fn,sa,sb", [
+    (np.vecdot, (4, 3), (2, 1, 3)), (np.matvec, (2, 4, 3), (3,)), (np.vecmat, (3,), (2, 3, 4))])
+def test_vecdot_matvec_values(fn, sa, sb):
+    assert_like_numpy(fn, A(*sa), A(*sb))
+
+
+EINSUMS = [
+    ("ij,jk", [(2, 3), (3, 4)]), ("...ij,...jk->...ik", [(2, 2, 3), (2, 3, 4)]),
+    ("...ij,...jk", [(2, 1, 2, 3), (5, 3, 4)]), ("i...,i...->...", [(3, 2), (3, 1)]),
+    ("i...", [(2, 3)]), ("...ii->...i", [(2, 3, 3)]), ("ii...", [(3, 3, 2)]),
+    ("aB", [(2, 3)]), ("Ba,cb", [(2, 3), (3, 3)]), ("ii", [(3, 3)]),
+    ("ij,ij->", [(1, 3), (2, 3)]), ("abcd,dcba->", [(2, 3, 2, 3), (3, 2, 3, 2)]),
+    ("abcd,cd->ab", [(2, 3, 2, 3), (2, 3)]), ("...i,...i->...", [(3,), (2, 3)]),
+    (",i->i", [(), (3,)]), ("i,i,i->", [(3,), (3,), (3,)]),
+]
+
+
+@pytest.mark.parametrize("subs,shapes", EINSUMS, ids=[s for s, _ in EINSUMS])
+def test_einsum_implicit_ellipsis_broadcast(subs, shapes):
+    assert_like_numpy(lambda *xs: np.einsum(subs, *xs), *[A(*s) for s in shapes])
+
+
+@pytest.mark.parametrize("subs,shapes", [("...->", [(2, 3)]), ("i...->i", [(2, 3)]),
+                                         ("ij...,jk...->ik", [(2, 3, 1), (3, 4, 1)])])
+def test_einsum_missing_output_ellipsis_is_numpys_error(subs, shapes):
+    ops = [A(*s) for s in shapes]
+    with pytest.raises(ValueError, match="ellipsis"):
+        np.einsum(subs, *ops)
+    with pytest.raises(ValueError, match="ellipsis"):
+        recorded(lambda *xs: np.einsum(subs, *xs), *ops)
