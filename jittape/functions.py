@@ -401,23 +401,47 @@ def det(a):
     return sign * np.exp(logdet)
 
 
+def _read_triangle(a, uplo):
+    """The symmetric matrix that a LAPACK routine reading one triangle of ``a`` sees.
+
+    ``uplo`` 'L': ``S[i, j] = a[max(i, j), min(i, j)]``, 'U' the mirror image; one GATHER,
+    whose adjoint (a scatter-add) lands on the triangle that is read only: the other one
+    does not change the result, and its derivative is 0, as for NumPy's routine.
+    """
+    n = np.shape(a._v)[0]
+    i, j = np.indices((n, n))
+    lo, hi = np.maximum(i, j), np.minimum(i, j)
+    idx = lo * n + hi if uplo == "L" else hi * n + lo
+    return composite._take(a, idx)
+
+
+def _uplo(name, UPLO):
+    u = UPLO.upper() if isinstance(UPLO, str) else UPLO
+    if u not in ("L", "U"):
+        raise ValueError(f"np.linalg.{name}: UPLO argument must be 'L' or 'U'")
+    return u
+
+
 def cholesky(a, upper=False):
-    if upper:
-        raise NotDifferentiableError("np.linalg.cholesky(upper=True) on active values; "
-                                     "use cholesky(a).T")
+    """``np.linalg.cholesky``: reads the lower triangle of ``a`` (the upper one with
+    ``upper=True``, which returns the upper factor U, ``a = U.T @ U``), like NumPy."""
     v = _square("cholesky", a)
-    return _linalg(K.CHOLESKY, a, value=np.linalg.cholesky(v), pool=(v.shape[0], 0))
+    z = np.linalg.cholesky(v, upper=True) if upper else np.linalg.cholesky(v)
+    s = _read_triangle(a, "U" if upper else "L")
+    low = np.ascontiguousarray(z.T) if upper else z
+    r = _linalg(K.CHOLESKY, s, value=low, pool=(v.shape[0], 0))
+    return transpose(r) if upper else r
 
 
 def eigh(a, UPLO="L"):
-    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix. Eigenvector adjoints
-    are defined where the eigenvalues are distinct."""
-    if UPLO != "L":
-        raise NotDifferentiableError("np.linalg.eigh(UPLO='U') on active values")
+    """Eigenvalues (ascending) and eigenvectors of the symmetric matrix whose lower (UPLO='L',
+    the default) or upper (UPLO='U') triangle is that of ``a``; the other triangle is not
+    read, as in NumPy. Eigenvector adjoints are defined where the eigenvalues are distinct."""
+    uplo = _uplo("eigh", UPLO)
     v = _square("eigh", a)
     n = v.shape[0]
-    w, vec = np.linalg.eigh(v)
-    rec = _linalg(K.EIGH, a, value=np.concatenate([w, vec.ravel()]), pool=(n, 0))
+    w, vec = np.linalg.eigh(v, UPLO=uplo)  # NumPy's own values
+    rec = _linalg(K.EIGH, _read_triangle(a, uplo), value=np.concatenate([w, vec.ravel()]), pool=(n, 0))
     t = rec._t
     wr = _new(Active, t, K.SLICE, rec._i, -1, 0, 0.0, w)
     vr = reshape(_new(Active, t, K.SLICE, rec._i, -1, n, 0.0, vec.ravel()), (n, n))
@@ -425,6 +449,7 @@ def eigh(a, UPLO="L"):
 
 
 def eigvalsh(a, UPLO="L"):
+    """The eigenvalues of :func:`eigh` (same triangle rule)."""
     return eigh(a, UPLO)[0]
 
 

@@ -151,3 +151,80 @@ def test_einsum_missing_output_ellipsis_is_numpys_error(subs, shapes):
         np.einsum(subs, *ops)
     with pytest.raises(ValueError, match="ellipsis"):
         recorded(lambda *xs: np.einsum(subs, *xs), *ops)
+
+
+# --- which triangle linear algebra reads -------------------------------------------------
+def _nonsymmetric(n=4, seed=0):
+    """A non-symmetric matrix whose lower and upper triangles both give positive definite
+    symmetric matrices (so eigh and cholesky see different matrices for 'L' and 'U')."""
+    rng = np.random.default_rng(seed)
+    b = rng.standard_normal((n, n))
+    m = b @ b.T + n * np.eye(n)
+    m[np.tril_indices(n, -1)] += rng.uniform(-0.5, 0.5, n * (n - 1) // 2)
+    return m
+
+
+M = _nonsymmetric()
+W4 = _weights((4, 4))
+
+
+def _eig_fn(uplo):
+    # eigenvalues and squared eigenvectors: invariant to the eigenvectors' signs
+    def f(x):
+        w, v = np.linalg.eigh(x, UPLO=uplo)
+        return np.sum(w * W4[0]) + np.sum(v ** 2 * W4)
+    return f
+
+
+@pytest.mark.parametrize("uplo", ["L", "U", "l", "u"])
+def test_eigh_reads_one_triangle(uplo):
+    assert not np.allclose(M, M.T)
+    for k in range(2):  # eigenvalues and eigenvectors are NumPy's
+        np.testing.assert_allclose(recorded(lambda x: np.linalg.eigh(x, UPLO=uplo)[k], M),
+                                   np.linalg.eigh(M, UPLO=uplo)[k], rtol=1e-10, atol=1e-12)
+    g = jittape.grad(_eig_fn(uplo))(M)
+    unread = np.triu(g, 1) if uplo in "Ll" else np.tril(g, -1)
+    assert np.all(unread == 0.0)  # the triangle NumPy does not read has no influence
+    check_grads(_eig_fn(uplo), (M,))
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigvalsh_reads_one_triangle(uplo):
+    assert_like_numpy(lambda x: np.linalg.eigvalsh(x, UPLO=uplo), M)
+    assert_like_numpy(lambda x: np.linalg.eigvalsh(x, uplo), M)
+
+
+def test_eigh_bad_uplo_is_numpys_error():
+    with pytest.raises(ValueError, match="UPLO"):
+        jittape.grad(lambda x: np.sum(np.linalg.eigh(x, UPLO="X")[0]))(M)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_replays_on_the_read_triangle(uplo):
+    f = _eig_fn(uplo)
+    tape = jittape.record(f, M)
+    m2 = _nonsymmetric(seed=1)
+    v, g = tape.value_and_gradient(m2)
+    v_ref, g_ref = jittape.value_and_grad(f)(m2)
+    np.testing.assert_allclose(v, f(m2), rtol=1e-10)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_reads_one_triangle(upper):
+    fn = (lambda x: np.linalg.cholesky(x, upper=True)) if upper else np.linalg.cholesky
+    assert_like_numpy(fn, M)
+    g = jittape.grad(lambda x: np.sum(fn(x) * W4))(M)
+    unread = np.tril(g, -1) if upper else np.triu(g, 1)
+    assert np.all(unread == 0.0)
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("inv", np.linalg.inv), ("det", np.linalg.det),
+    ("slogdet", lambda x: np.linalg.slogdet(x)[1]),
+    ("solve", lambda x: np.linalg.solve(x, np.arange(1.0, 5.0))),
+    ("solve-matrix", lambda x: np.linalg.solve(x, np.ones((4, 2))))])
+def test_full_matrix_routines_read_both_triangles(name, fn):
+    assert_like_numpy(fn, M)
+    g = jittape.grad(lambda x: np.sum(fn(x) * _weights(np.shape(fn(M)))))(M)
+    assert np.any(np.triu(g, 1) != 0.0) and np.any(np.tril(g, -1) != 0.0)
