@@ -27,6 +27,7 @@ Importing this module registers the handlers in :data:`jittape.functions.FUNCTIO
 
 import math
 import string
+import warnings
 
 import numpy as np
 
@@ -519,7 +520,13 @@ def setitem(x, key, value):
 # --- statistics ----------------------------------------------------------------------------
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NOVALUE, *, where=_NOVALUE,
         mean=_NOVALUE, correction=_NOVALUE, _fname="var"):
-    """``np.var`` (axis, ddof or correction, keepdims, mean): sum((x - mean)^2) / (N - ddof)."""
+    """``np.var`` (axis, ddof or correction, keepdims, mean): sum((x - mean)^2) / (N - ddof).
+
+    Its gradient ``2 (x - mean) / (N - ddof)`` is exact everywhere, also for one element
+    (0). Where ``N - ddof <= 0`` NumPy divides by 0 (inf, or nan for 0/0) and warns
+    "Degrees of freedom <= 0 for slice"; so does this, and the gradient there is inf/nan,
+    never a finite number.
+    """
     _check_out(_fname, out)
     _check_dtype(_fname, dtype)
     if where is not _NOVALUE:
@@ -538,17 +545,26 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NOVALUE, *, where=
     m = F.mean(a, axis, keepdims=True) if mean is _NOVALUE else mean
     d = a - m
     s = F.sum_(d ** 2, axis, keepdims=keepdims)
+    if count - ddof <= 0:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
     return s / float(max(count - ddof, 0))
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NOVALUE, *, where=_NOVALUE,
         mean=_NOVALUE, correction=_NOVALUE):
-    """``np.std``: the square root of ``np.var`` (same arguments).
+    """``np.std``: the square root of ``np.var`` (same arguments, same value as NumPy).
 
-    Its derivative is not finite where the variance is 0 (e.g. constant data).
+    Where the variance is 0 (one element, constant data) the square root is not
+    differentiable; its gradient there is 0, a subgradient (std is a norm of the deviations,
+    and 0 is in the subdifferential of a norm at 0), not the nan of sqrt'(0) * 0. Recorded as
+    ``where(v == 0, 0, sqrt(where(v == 0, 1, v)))``, so a replayed tape applies the same rule
+    at any point. Where ``N - ddof <= 0`` the value is inf/nan as NumPy's, with its warning,
+    and the gradient is nan.
     """
-    return np.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
-                       correction=correction, _fname="std"))
+    v = var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+            correction=correction, _fname="std")
+    zero = v == 0.0
+    return F.where(zero, 0.0, np.sqrt(F.where(zero, 1.0, v)))
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=_NOVALUE):

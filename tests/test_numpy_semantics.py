@@ -228,3 +228,60 @@ def test_full_matrix_routines_read_both_triangles(name, fn):
     assert_like_numpy(fn, M)
     g = jittape.grad(lambda x: np.sum(fn(x) * _weights(np.shape(fn(M)))))(M)
     assert np.any(np.triu(g, 1) != 0.0) and np.any(np.tril(g, -1) != 0.0)
+
+
+# --- std / var edge cases ----------------------------------------------------------------
+@pytest.mark.parametrize("fn", [np.std, np.var], ids=["std", "var"])
+@pytest.mark.parametrize("x,axis", [(np.array([2.0]), None), (np.array([[1.0, 2.0, 3.0]]), 0),
+                                    (np.array([[1.0], [5.0]]), 1), (2.5, None)],
+                         ids=["size1", "axis-len1", "axis-len1-col", "scalar"])
+def test_std_var_of_one_element_have_zero_gradient(fn, x, axis):
+    """A spread of one element is 0 whatever it is: derivative 0 (std gave nan)."""
+    v, g = jittape.value_and_grad(lambda y: np.sum(fn(y, axis=axis)))(x)
+    np.testing.assert_array_equal(v, np.sum(fn(x, axis=axis)))
+    assert np.all(np.asarray(g) == 0.0)
+    check_grads(lambda y: np.sum(fn(y, axis=axis)), (x,))
+
+
+def test_std_of_constant_data_has_subgradient_zero():
+    # std is a norm of the deviations: 0 is a subgradient at 0 (and the central difference)
+    x = np.full(4, 1.5)
+    v, g = jittape.value_and_grad(np.std)(x)
+    assert v == np.std(x) == 0.0 and np.all(g == 0.0)
+    check_grads(np.std, (x,))
+
+
+@pytest.mark.parametrize("fn", [np.std, np.var], ids=["std", "var"])
+@pytest.mark.parametrize("ddof,axis", [(0, None), (1, None), (1, 0), (2, (0, 1)), (1, -1)])
+def test_std_var_ddof_axes(fn, ddof, axis):
+    assert_like_numpy(lambda y: fn(y, axis=axis, ddof=ddof), A(3, 4))
+    assert_like_numpy(lambda y: fn(y, axis=axis, ddof=ddof, keepdims=True), A(3, 4))
+
+
+@pytest.mark.parametrize("fn", [np.std, np.var], ids=["std", "var"])
+@pytest.mark.parametrize("x,ddof", [(np.array([2.0]), 1), (np.array([1.0, 2.0]), 2),
+                                    (np.array([1.0, 2.0]), 5), (np.array([3.0, 3.0]), 2)])
+def test_std_var_without_degrees_of_freedom(fn, x, ddof):
+    """N - ddof <= 0: NumPy's inf/nan and warning; the gradient is not a finite number."""
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom"), \
+            np.errstate(divide="ignore", invalid="ignore"):
+        ref = fn(x, ddof=ddof)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.warns(RuntimeWarning, match="Degrees of freedom"):
+            v, g = jittape.value_and_grad(lambda y: fn(y, ddof=ddof))(x)
+    np.testing.assert_array_equal(v, ref)
+    assert not np.any(np.isfinite(g))
+
+
+def test_std_replays_from_zero_spread_to_nonzero():
+    # recorded where std is 0 (the where-branch taken there), replayed elsewhere: exact
+    f = lambda y: np.std(y, axis=0)[1] + np.std(y)
+    x0 = np.ones((3, 2))
+    x1 = A(3, 2)
+    tape = jittape.record(f, x0)
+    v, g = tape.value_and_gradient(x1)
+    v_ref, g_ref = jittape.value_and_grad(f)(x1)
+    np.testing.assert_allclose(v, f(x1), rtol=1e-10)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-12)
+    check_grads(f, (x1,))
