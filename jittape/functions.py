@@ -37,7 +37,12 @@ def _flat_index(x):
 
 
 def getitem(x, key):
-    """``x[key]`` for basic slices, integers, integer arrays, boolean masks, None, Ellipsis."""
+    """``x[key]`` for basic slices, integers, integer arrays, boolean masks, None, Ellipsis.
+
+    As in NumPy, basic indexing that leaves an array gives a view (linked to ``x``, see
+    :func:`jittape.composite.track`); an element (``x[i]`` of a vector) is a scalar copy, and
+    advanced indexing a copy.
+    """
     v = x._v
     if type(v) is float:
         raise TypeError("an active scalar cannot be indexed")
@@ -51,9 +56,10 @@ def getitem(x, key):
     if type(key) is slice and v.ndim == 1:  # x[1:], x[:-1]: no index array needed
         start, stop, step = key.indices(v.shape[0])
         if step == 1 and stop > start:
-            return _new(Active, x._t, K.SLICE, x._i, -1, start, 0.0, v[start:stop])
+            r = _new(Active, x._t, K.SLICE, x._i, -1, start, 0.0, v[start:stop])
+            return composite.track(x, r, lambda p: p[start:stop])
     key = _concrete_key(key)
-    return _gather(x, _flat_index(x)[key], v[key])
+    return composite.track(x, _gather(x, _flat_index(x)[key], v[key]), lambda p: p[key])
 
 
 def _concrete_key(key):
@@ -99,6 +105,38 @@ def transpose(x, axes=None):
     if x.ndim < 2 and axes is None:
         return x
     return _gather(x, np.transpose(_flat_index(x), axes), np.transpose(x._v, axes).copy())
+
+
+# NumPy's view-producing functions: the recorded result is linked to its base when NumPy
+# would return a view (jittape.composite.track). The functions above stay unlinked for
+# jittape's internal use (their results never escape to user code as views).
+def reshape_view(x, shape=None, order="C", *, newshape=None, copy=None):
+    """``np.reshape``/``x.reshape``: free (same record); a view of ``x`` when NumPy's is."""
+    shape = newshape if shape is None else shape
+    r = reshape(x, shape, order)
+    if copy:
+        return r
+    return composite.track(x, r, lambda p: np.reshape(p, shape))
+
+
+def ravel_view(x, order="C"):
+    """``np.ravel``/``x.ravel()``: a view when NumPy's is (``x.flatten()`` is a copy)."""
+    return composite.track(x, reshape(x, -1, order), np.ravel)  # ravel != reshape(-1)
+
+
+def transpose_view(x, axes=None):
+    """``np.transpose``/``x.T``: a GATHER, linked to ``x`` as NumPy's view is."""
+    return composite.track(x, transpose(x, axes), lambda p: np.transpose(p, axes))
+
+
+def broadcast_to_view(x, shape, subok=False):
+    """``np.broadcast_to``: a GATHER, a read-only view of ``x`` (as NumPy's)."""
+    r = broadcast_to(x, shape)
+    if not isinstance(x, Active):
+        return r
+    if r is x:  # NumPy's result is still a new (read-only) view
+        r = reshape(x, np.shape(x._v))
+    return composite.track(x, r, lambda p: np.broadcast_to(p, shape))
 
 
 # --- reductions --------------------------------------------------------------------------
@@ -441,7 +479,8 @@ def eigh(a, UPLO="L"):
     v = _square("eigh", a)
     n = v.shape[0]
     w, vec = np.linalg.eigh(v, UPLO=uplo)  # NumPy's own values
-    rec = _linalg(K.EIGH, _read_triangle(a, uplo), value=np.concatenate([w, vec.ravel()]), pool=(n, 0))
+    rec = _linalg(K.EIGH, _read_triangle(a, uplo), value=np.concatenate([w, vec.ravel()]),
+                  pool=(n, 0))
     t = rec._t
     wr = _new(Active, t, K.SLICE, rec._i, -1, 0, 0.0, w)
     vr = reshape(_new(Active, t, K.SLICE, rec._i, -1, n, 0.0, vec.ravel()), (n, n))
@@ -500,8 +539,8 @@ def _shape_query(f):
 
 FUNCTIONS = {
     np.sum: sum_, np.mean: mean, np.prod: prod, np.max: max_, np.amax: max_, np.min: min_,
-    np.amin: min_, np.reshape: reshape, np.ravel: ravel, np.transpose: transpose,
-    np.broadcast_to: broadcast_to, np.concatenate: concatenate, np.stack: stack,
+    np.amin: min_, np.reshape: reshape_view, np.ravel: ravel_view, np.transpose: transpose_view,
+    np.broadcast_to: broadcast_to_view, np.concatenate: concatenate, np.stack: stack,
     np.where: where, np.dot: dot, np.matmul: matmul, np.argmax: argmax, np.argmin: argmin,
     np.cumsum: cumsum, np.cumprod: cumprod, np.sort: sort, np.clip: clip,
     np.linalg.inv: inv, np.linalg.solve: solve, np.linalg.slogdet: slogdet,

@@ -285,3 +285,252 @@ def test_std_replays_from_zero_spread_to_nonzero():
     np.testing.assert_allclose(v, f(x1), rtol=1e-10)
     np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-12)
     check_grads(f, (x1,))
+
+
+# --- in-place updates, aliases and views -------------------------------------------------
+# Each function is plain NumPy code run on arrays (NumPy's aliasing gives the reference
+# value and the central differences) and on active values (jittape must do the same).
+X = RNG.standard_normal((3, 4))
+
+
+def _alias_inplace(x):
+    v = x.copy()
+    w = v
+    w += 1.0  # v sees it: w is v
+    w *= v[0]
+    return v
+
+
+def _transpose_write(x):
+    v = x.copy()
+    w = v.T
+    w[0] = 0.0  # v[:, 0] = 0
+    w[1] = w[2] * v[0, 0]
+    return v
+
+
+def _slice_write(x):
+    v = x.ravel().copy()
+    s = v[1:3]
+    s[0] = 5.0
+    s *= v[4:6]
+    v[2:5] += s[1]
+    return v
+
+
+def _reshape_write(x):
+    v = x.copy()
+    r = v.reshape(4, 3)
+    r[1] = np.sin(r[2])
+    r -= 0.5
+    return v * 2.0
+
+
+def _view_of_view(x):
+    v = x.copy()
+    a = v[:, 1:]  # (3, 3) view
+    b = a.T[::2]  # view of a view: rows 0 and 2 of a.T are columns 1 and 3 of v
+    b[1] = b[0] ** 2
+    b /= 3.0
+    c = b[0, 1:]  # deeper still
+    c += a[0, :2]
+    return v
+
+
+def _siblings_and_base_write(x):
+    v = x.copy()
+    row, col = v[1], v[:, 2]  # two views of v
+    row[2] = 10.0  # col[1] sees it
+    v *= col[1]  # row and col see it
+    col -= row[0]
+    return np.concatenate([v.ravel(), row, col])
+
+
+def _copies_do_not_see_writes(x):
+    v = x.copy()
+    c, d, e, f = v.copy(), v[[0, 2]], v.flatten(), v.T.reshape(-1)  # copies (as NumPy)
+    g = +v
+    v += 100.0
+    v[0] = 0.0
+    c *= 2.0  # v does not see writes to a copy either
+    return np.concatenate([v.ravel(), c.ravel(), d.ravel(), e, f, g.ravel()])
+
+
+def _augmented_item_assignment(x):
+    v = x.copy()
+    v[1:, 1] += v[:2, 0] * 2.0  # view in place, then setitem of the view itself
+    v[0, :] *= 3.0
+    v[[0, 2], 3] -= 1.0  # advanced: a copy updated, then written back
+    v.T[2] **= 2  # through a temporary view
+    return v
+
+
+def _more_view_functions(x):
+    v = x.copy()
+    p, q = np.split(v, [1])  # views
+    p[0, 0] = q[0, 0]
+    np.fliplr(v)[0] = 1.0  # v[0, ::-1] = 1
+    s = np.swapaxes(v, 0, 1)
+    s[0] *= 2.0
+    np.squeeze(v[None])[2] -= 1.0
+    np.atleast_2d(v)[1, 1] = 3.0  # the object itself in NumPy
+    e = np.einsum("ij->ji", v)  # a writeable view in NumPy
+    e[3] = -e[3]
+    m = np.moveaxis(v[None], 0, 2)
+    m[0, 0, 0] += 1.0
+    return v
+
+
+def _inplace_ops(x):
+    v = x.copy() + 2.0
+    v **= 2
+    v //= 0.7  # zero derivative, NumPy's value
+    v %= 1.3
+    v -= x
+    v /= (x * x + 1.0)
+    m = v[:, :3].copy()
+    m @= np.eye(3) * 2.0 + x[:, :3]
+    return np.concatenate([v.ravel(), m.ravel()])
+
+
+def _zero_d_view(x):
+    v = x[0].copy()
+    a = v[..., 1]  # a 0-d view in NumPy (v[1] would be a scalar copy)
+    v[1] = 3.0 * v[0]  # a sees it
+    a += v[2]  # v sees it
+    s = v[3]
+    t = s
+    t += 1.0  # a scalar: t is rebound, s and v unchanged
+    return np.concatenate([v, np.stack([a, s, t])])
+
+
+INPLACE = [_alias_inplace, _transpose_write, _slice_write, _reshape_write, _view_of_view,
+           _siblings_and_base_write, _copies_do_not_see_writes, _augmented_item_assignment,
+           _more_view_functions, _inplace_ops, _zero_d_view]
+
+
+@pytest.mark.parametrize("fn", INPLACE, ids=[f.__name__[1:] for f in INPLACE])
+def test_inplace_and_views_follow_numpy(fn):
+    assert_like_numpy(fn, X)
+
+
+@pytest.mark.parametrize("fn", INPLACE, ids=[f.__name__[1:] for f in INPLACE])
+def test_inplace_and_views_replay(fn):
+    W = _weights(np.shape(fn(X)))
+    f = lambda x: np.sum(fn(x) * W)
+    x2 = RNG.standard_normal(X.shape)
+    v, g = jittape.record(f, X).value_and_gradient(x2)
+    v_ref, g_ref = jittape.value_and_grad(f)(x2)
+    np.testing.assert_allclose(v, f(x2), rtol=1e-10)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-12)
+
+
+def test_alias_sees_inplace_update_and_copy_does_not():
+    seen = {}
+
+    def f(x):
+        v = x * 1.0
+        w, c = v, v.copy()
+        w += 1.0
+        seen["v"], seen["c"] = v._v.copy(), c._v.copy()
+        return np.sum(v)
+    jittape.grad(f)(np.zeros(3))
+    np.testing.assert_array_equal(seen["v"], np.ones(3))
+    np.testing.assert_array_equal(seen["c"], np.zeros(3))
+
+
+@pytest.mark.parametrize("write", [
+    lambda v: v.__setitem__(0, 1.0), lambda v: v.__iadd__(1.0)], ids=["setitem", "iadd"])
+@pytest.mark.parametrize("view", [
+    lambda v: np.diagonal(v), lambda v: np.diag(v), lambda v: np.broadcast_to(v[0], (2, 4))],
+    ids=["diagonal", "diag", "broadcast_to"])
+def test_read_only_views_refuse_writes_like_numpy(view, write):
+    with pytest.raises(ValueError, match="read-only"):
+        write(view(X.copy()))
+    with pytest.raises(ValueError, match="read-only"):
+        jittape.grad(lambda x: np.sum(write(view(x * 1.0))))(X)
+
+
+def test_read_only_views_see_writes_to_their_base():
+    def f(x):
+        v = x.copy()
+        d, b = np.diagonal(v), np.broadcast_to(v[1], (2, 4))
+        v[1] = v[0] ** 2
+        return np.concatenate([d, b.ravel()])
+    assert_like_numpy(f, X)
+
+
+@pytest.mark.parametrize("f", [lambda v: v.__iadd__(np.ones((2, 3, 4))),
+                               lambda v: v.__imatmul__(np.ones((4, 2)))],
+                         ids=["broadcast-grows", "matmul-shape"])
+def test_inplace_shape_change_is_numpys_error(f):
+    with pytest.raises(ValueError):
+        f(X.copy())
+    with pytest.raises(ValueError):
+        jittape.grad(lambda x: np.sum(f(x * 1.0)))(X)
+
+
+def test_inplace_on_masks():
+    def f(x):
+        v = x.copy()
+        m = v > 0.0
+        alias = m
+        alias &= v < 1.0  # m sees it
+        n = (v < -0.5).reshape(4, 3)
+        n.T[0] |= True
+        return np.where(m, v, 0.0) + np.where(n.reshape(3, 4), 2.0 * v, 0.0)
+    assert_like_numpy(f, X)
+    with pytest.raises(NotDifferentiableError, match="mask"):
+        def g(x):
+            m = x > 0.0
+            m += 1.0
+        jittape.grad(g)(X)
+
+
+def test_rows_of_an_iteration_are_views_and_inputs_can_be_updated():
+    def f(x):
+        for row in x:  # rows are views: NumPy updates x through them
+            row *= row[0]
+        x += 1.0  # the argument itself (jittape's input is a copy of the caller's)
+        return x
+    assert_like_numpy(lambda x: f(x.copy()), X)
+    x = X.copy()
+    jittape.grad(lambda y: np.sum(f(y)))(x)
+    np.testing.assert_array_equal(x, X)  # the caller's array is never written
+
+
+_FUZZ_VIEWS = [
+    lambda a: a.T, lambda a: a[1:], lambda a: a[::-1], lambda a: a.reshape(-1),
+    lambda a: a[0] if a.ndim > 1 else a[:2], lambda a: np.expand_dims(a, 0),
+    lambda a: np.squeeze(a), lambda a: a[..., ::2], lambda a: np.swapaxes(a, 0, -1),
+    lambda a: a.copy(), lambda a: a.ravel(), lambda a: np.flip(a),
+    lambda a: a[None, ..., None][0, ..., 0]]
+
+
+def _fuzz_program(x, seed):
+    """A random chain of views, copies and in-place writes (NumPy decides what aliases)."""
+    import random
+    rnd = random.Random(seed)
+    arrs = [x.copy()]
+    for _ in range(12):
+        a = rnd.choice(arrs)
+        if rnd.random() < 0.45:
+            try:
+                arrs.append(rnd.choice(_FUZZ_VIEWS)(a))
+            except ValueError:  # e.g. swapaxes of a 0-d result: NumPy refuses too
+                pass
+        elif a.ndim >= 1 and a.size:
+            src, kind = rnd.choice(arrs), rnd.randrange(3)
+            if kind == 0:
+                a += 0.3 * np.tanh(np.sum(src))
+            elif kind == 1:
+                a *= 1.1
+            else:
+                a[0] = np.sin(np.sum(src))
+    return sum(np.sum(np.cos(a) * (i + 1)) for i, a in enumerate(arrs))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_view_and_write_programs_match_numpy(seed):
+    x = np.random.default_rng(seed).standard_normal((3, 4))
+    assert_like_numpy(lambda y: _fuzz_program(y, seed), x)
