@@ -264,7 +264,9 @@ def test_run_demo_small():
     assert r["replay"].recordings == 1 and r["replay"].guard_failures == 0
     assert r["replay"].replays == r["fun_calls"] - 1
     assert r["eager"]["fun_calls"] == r["fun_calls"]
-    np.testing.assert_allclose(r["eager"]["energy"], r["energy"], rtol=1e-12)
+    # NumPy (eager) and Numba (replay) sum in different orders: ~1e-12 apart after the
+    # search on this machine, so 1e-12 was flaky
+    np.testing.assert_allclose(r["eager"]["energy"], r["energy"], rtol=1e-10)
     for word in ("-44.326801", "finite differences", "wall time", "input x", "adjoint",
                  "replayed tape", "tapes recorded"):
         assert word in text
