@@ -114,7 +114,9 @@ class Active:
             "Converting an active value to a NumPy array (np.asarray, np.array, or "
             "np.array([a, b]) of active scalars) would drop its derivative. To build an array "
             "from active values use np.stack([a, b]) or np.concatenate; for the current value "
-            "as a constant use jittape.primal(x).")
+            "as a constant use jittape.primal(x). A method of a plain ndarray given an active "
+            "argument (a.dot(x), out[...] = x) converts it too: write np.dot(a, x) or a @ x, "
+            "and build arrays functionally.")
 
     def __bool__(self):
         return bool(compare(K.NE, self, 0.0))

@@ -567,17 +567,18 @@ def track(x, r, fn):
 
 
 def _link(x, r, q):
-    p = _probe_of(x)
-    if not isinstance(q, np.ndarray) or not np.may_share_memory(q, p):
-        return r  # NumPy made a copy (or a scalar)
     b = x._base
     root = b.root if isinstance(b, _Link) else x
-    r._base = _Link(root, q)
     reg = root._base
-    reg.views.append(weakref.ref(r))
-    if len(reg.views) >= reg.limit:  # drop dead views, amortised
-        reg.views = [w for w in reg.views if w() is not None]
-        reg.limit = max(8, 2 * len(reg.views))
+    if not isinstance(q, np.ndarray) or not (q.base is reg.probe or
+                                             np.may_share_memory(q, reg.probe)):
+        return r  # NumPy made a copy (or a scalar)
+    r._base = _Link(root, q)
+    views = reg.views
+    views.append(weakref.ref(r))
+    if len(views) >= reg.limit:  # drop dead views, amortised
+        reg.views = views = [w for w in views if w() is not None]
+        reg.limit = max(8, 2 * len(views))
     return r
 
 

@@ -534,3 +534,9 @@ def _fuzz_program(x, seed):
 def test_random_view_and_write_programs_match_numpy(seed):
     x = np.random.default_rng(seed).standard_normal((3, 4))
     assert_like_numpy(lambda y: _fuzz_program(y, seed), x)
+
+
+def test_ndarray_dot_method_with_an_active_argument_is_refused_with_advice():
+    # ndarray.dot does not dispatch to jittape; the conversion is refused, never silent
+    with pytest.raises(jittape.ActiveConversionError, match=r"np\.dot\(a, x\)"):
+        jittape.grad(lambda x: np.sum(np.ones((2, 3)).dot(x)))(np.ones(3))
