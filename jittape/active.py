@@ -27,16 +27,24 @@ class Active:
     """A primal value that is being recorded; create one with :func:`jittape.grad`.
 
     Attributes are private: ``_t`` the recorder, ``_i`` the record id, ``_v`` the primal
-    (``float`` or ``ndarray`` of float64). Shapes follow NumPy's.
+    (``float`` or ``ndarray`` of float64), ``_base`` (unset unless views are involved) the
+    view link of :mod:`jittape.composite`. Shapes follow NumPy's.
+
+    Writes follow NumPy's aliasing: ``x[key] = v`` and the in-place operators
+    (``+= -= *= /= **= //= %= @=``) update the object itself, so every name bound to it sees
+    the change, and so do the views of it (basic slices, ``.T``, ``reshape``, ...) and the
+    array it is a view of. Copies (``x.copy()``, ``+x``, ``x.flatten()``, advanced indexing)
+    do not. An active scalar is immutable like a NumPy scalar: ``s += 1`` rebinds ``s``.
     """
 
-    __slots__ = ("_t", "_i", "_v")
+    __slots__ = ("_t", "_i", "_v", "_base", "__weakref__")
     __array_priority__ = 1000.0  # our reflected operators win over ndarray's
 
     def __init__(self, t, i, v):
         self._t = t
         self._i = i
         self._v = v
+        self._base = None
 
     # --- shape queries (no record) ---
     @property
@@ -107,7 +115,9 @@ class Active:
             "Converting an active value to a NumPy array (np.asarray, np.array, or "
             "np.array([a, b]) of active scalars) would drop its derivative. To build an array "
             "from active values use np.stack([a, b]) or np.concatenate; for the current value "
-            "as a constant use jittape.primal(x).")
+            "as a constant use jittape.primal(x). A method of a plain ndarray given an active "
+            "argument (a.dot(x), out[...] = x) converts it too: write np.dot(a, x) or a @ x, "
+            "and build arrays functionally.")
 
     def __bool__(self):
         return bool(compare(K.NE, self, 0.0))
@@ -169,6 +179,45 @@ class Active:
 
     def __rmatmul__(self, y):
         return _functions.matmul(y, self)
+
+    # in-place operators: the object itself is updated (every alias and view sees it)
+    def __iadd__(self, y):
+        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
+            return binary(K.ADD, self, y)
+        return _inplace(self, y, lambda x, y: binary(K.ADD, x, y))
+
+    def __isub__(self, y):
+        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
+            return binary(K.SUB, self, y)
+        return _inplace(self, y, lambda x, y: binary(K.SUB, x, y))
+
+    def __imul__(self, y):
+        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
+            return binary(K.MUL, self, y)
+        return _inplace(self, y, lambda x, y: binary(K.MUL, x, y))
+
+    def __itruediv__(self, y):
+        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
+            return binary(K.DIV, self, y)
+        return _inplace(self, y, lambda x, y: binary(K.DIV, x, y))
+
+    def __ipow__(self, y):
+        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
+            return binary(K.POW, self, y)
+        return _inplace(self, y, lambda x, y: binary(K.POW, x, y))
+
+    def __ifloordiv__(self, y):
+        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
+            return binary(K.FLOORDIV, self, y)
+        return _inplace(self, y, lambda x, y: binary(K.FLOORDIV, x, y))
+
+    def __imod__(self, y):
+        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
+            return binary(K.REMAINDER, self, y)
+        return _inplace(self, y, lambda x, y: binary(K.REMAINDER, x, y))
+
+    def __imatmul__(self, y):
+        return _inplace(self, y, _functions.matmul)
 
     def __neg__(self):
         return unary(K.NEG, self)
@@ -232,7 +281,9 @@ class Active:
     def ravel(self, order="C"):
         return np.ravel(self, order=order)
 
-    flatten = ravel
+    def flatten(self, order="C"):
+        """A raveled copy (never a view, as NumPy's)."""
+        return _functions.reshape(self, -1, order)
 
     def transpose(self, *axes):
         return np.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
@@ -253,8 +304,8 @@ class Active:
         return self.copy() if copy else self
 
     def __setitem__(self, key, value):
-        """``x[key] = value`` as a functional update recorded on the tape
-        (:func:`jittape.composite.setitem`); overwritten elements get no adjoint."""
+        """``x[key] = value``: recorded as a functional update (overwritten elements get no
+        adjoint) that every alias and view of ``x`` sees (:func:`jittape.composite.setitem`)."""
         _functions.composite.setitem(self, key, value)
 
     def swapaxes(self, axis1, axis2):
@@ -363,9 +414,36 @@ class Predicate(Active):
 
     __ror__ = __or__
 
+    def __iand__(self, y):
+        return _inplace(self, y, lambda p, q: _logical(K.MUL, p, q))
+
+    def __ior__(self, y):
+        return _inplace(self, y, lambda p, q: _logical(K.MAXIMUM, p, q))
+
     def __invert__(self):
         v = ~np.asarray(self._v) if self.ndim else (not self._v)
         return _new(Predicate, self._t, K.RSUBC, self._i, -1, 0, 1.0, v)
+
+
+def _inplace(x, y, op):
+    """``x op= y``: ``op(x, y)`` written into the object ``x`` (NumPy's in-place semantics).
+
+    An active scalar that is not a view of an array is immutable, like NumPy's scalars: the
+    result is a new object and only the name is rebound.
+    """
+    if type(x._v) in (float, bool) and x._base is None:
+        return op(x, y)
+    _functions.composite.writable(x, "output array")
+    r = op(x, y)
+    if isinstance(x, Predicate) and not isinstance(r, Predicate):
+        raise NotDifferentiableError(
+            "in-place arithmetic on an active comparison result (a boolean mask): NumPy "
+            "cannot cast the result to bool. Write m = m + y (a new float array) instead.")
+    if np.shape(r._v) != np.shape(x._v):
+        raise ValueError(f"non-broadcastable output operand with shape {np.shape(x._v)} "
+                         f"doesn't match the broadcast shape {np.shape(r._v)}")
+    _functions.composite.assign(x, r)
+    return x
 
 
 def guard(p):
@@ -389,6 +467,10 @@ def _new(cls, t, opc, a, b, k, c, v):
         if v.dtype != np.float64 or not v.flags.c_contiguous:
             v = np.ascontiguousarray(v, dtype=bool if cls is Predicate else np.float64)
         store = v if v.dtype == np.float64 else v.astype(np.float64)
+        if store.size == 0 and store.ndim > 1:  # memoryview refuses (0, n): push it flat
+            i = t.push_array(opc, a, b, k, c, store.reshape(0))
+            t.shapes[i] = store.shape
+            return cls(t, i, v)
         return cls(t, t.push_array(opc, a, b, k, c, store), v)
     v = v.item() if hasattr(v, "item") else v  # NumPy scalar or 0-d array
     return cls(t, t.push_scalar(opc, a, b, k, c, float(v)), bool(v) if cls is Predicate else
@@ -589,6 +671,21 @@ def _heaviside(x, h0):
                             _functions.where(compare(K.EQ, x, 0.0), h0, 0.0))
 
 
+def _core_checked(gufunc, core_ndims, handler):
+    """``handler`` behind NumPy's core-dimension checks of ``gufunc`` (vecdot, matvec,
+    vecmat): the compositions would broadcast a 0-D operand or a length-1 core axis that
+    NumPy refuses. The gufunc runs on zero-stride probes of the core shapes only (O(1))."""
+    def checked(*xs):
+        probes = []
+        for x, k in zip(xs, core_ndims):
+            shape = np.shape(x._v if isinstance(x, Active) else x)
+            probes.append(np.broadcast_to(np.float64(0.0), shape[-k:] if len(shape) >= k
+                                          else shape))
+        gufunc(*probes)  # raises NumPy's own ValueError on a mismatch
+        return handler(*xs)
+    return checked
+
+
 def _ufunc_handlers():
     h = {f: _handler(opc) for f, opc in UFUNC_OPCODES.items()}
     # ufuncs that are other ops in disguise
@@ -609,9 +706,12 @@ def _ufunc_handlers():
     h[np.logical_xor] = lambda x, y: compare(K.NE, compare(K.NE, x, 0.0),
                                              compare(K.NE, y, 0.0))
     h[np.heaviside] = _heaviside
-    h[np.vecdot] = lambda x, y: np.sum(x * y, axis=-1)
-    h[np.matvec] = lambda a, v: np.squeeze(np.matmul(a, np.expand_dims(v, -1)), -1)
-    h[np.vecmat] = lambda v, a: np.squeeze(np.matmul(np.expand_dims(v, -2), a), -2)
+    h[np.vecdot] = _core_checked(np.vecdot, (1, 1),
+                                 lambda x, y: np.sum(x * y, axis=-1))
+    h[np.matvec] = _core_checked(np.matvec, (2, 1), lambda a, v: np.squeeze(
+        np.matmul(a, np.expand_dims(v, -1)), -1))
+    h[np.vecmat] = _core_checked(np.vecmat, (1, 2), lambda v, a: np.squeeze(
+        np.matmul(np.expand_dims(v, -2), a), -2))
     h[np.logical_and] = lambda x, y: _logical(K.MUL, *((x, y) if isinstance(x, Predicate)
                                                         else (y, x)))
     h[np.logical_or] = lambda x, y: _logical(K.MAXIMUM, *((x, y) if isinstance(x, Predicate)

@@ -18,14 +18,31 @@ new.
   reductions, broadcasting products and 2-D ``matmul``.
 
 Anything outside the supported arguments raises :class:`NotDifferentiableError` naming the
-function and the argument. Item assignment (``x[key] = v``, :func:`setitem`) is a
-functional update: a new record, to which the active ``x`` is rebound; other active values
-never alias ``x`` (NumPy views that would see the write do not exist here).
+function and the argument.
+
+**In-place updates and views** follow NumPy. Item assignment (``x[key] = v``,
+:func:`setitem`) and the in-place operators (``+= -= *= /= **= //= %= @=``, and ``&= |=``
+on masks) record a functional update and rebind the active object ``x`` itself, so every
+name bound to it sees the write. The functions for which NumPy returns a view (basic
+indexing, ``reshape``/``ravel``, ``transpose``/``.T``, ``swapaxes``, ``moveaxis``,
+``squeeze``, ``expand_dims``, ``atleast_*d``, ``flip``/``fliplr``/``flipud``/``rot90``,
+the ``split`` family, ``einsum`` without a sum; read-only: ``diagonal``, ``diag`` of a
+matrix, ``broadcast_to``) link their result to the base array whenever NumPy's result is
+a view (NumPy itself decides, on a probe array: ``x.T.reshape(-1)`` is a copy). A write
+into a view is scattered into its base, and every live view of the base is re-gathered, so
+writes propagate in both directions through views of views; a write into a read-only view
+raises NumPy's ``ValueError``. Copies (``x.copy()``, ``np.copy``, ``+x``, ``x.flatten()``,
+advanced indexing, every other function) are new objects and never see later writes. An
+active scalar is immutable like a NumPy scalar (``s += 1`` rebinds ``s``), except a 0-d
+view such as ``x[..., 0]``. See :func:`assign`.
 
 Importing this module registers the handlers in :data:`jittape.functions.FUNCTIONS`.
 """
 
 import math
+import string
+import warnings
+import weakref
 
 import numpy as np
 
@@ -119,6 +136,12 @@ def _rearrange(x, fn):
     return _take(x, fn(F._flat_index(x)))
 
 
+def _view(x, fn):
+    """:func:`_rearrange`, and the result is linked to ``x`` when NumPy's ``fn`` returns a
+    view (see :func:`track`): writes through it reach ``x``, and writes to ``x`` reach it."""
+    return track(x, _rearrange(x, fn), fn)
+
+
 def _ravel_any(x):
     return _alias(x, (-1,)) if isinstance(x, Active) else np.ravel(_const_array(x))
 
@@ -150,32 +173,34 @@ def _with_extra(x, extra):
 def swapaxes(a, axis1, axis2):
     """``np.swapaxes`` as a gather."""
     _refuse_active("swapaxes", axis1=axis1, axis2=axis2)
-    return _rearrange(a, lambda i: np.swapaxes(i, axis1, axis2))
+    return _view(a, lambda i: np.swapaxes(i, axis1, axis2))
 
 
 def moveaxis(a, source, destination):
     """``np.moveaxis`` as a gather."""
     _refuse_active("moveaxis", source=source, destination=destination)
-    return _rearrange(a, lambda i: np.moveaxis(i, source, destination))
+    return _view(a, lambda i: np.moveaxis(i, source, destination))
 
 
 def squeeze(a, axis=None):
     """``np.squeeze`` (free: a reshape)."""
     _refuse_active("squeeze", axis=axis)
-    return _alias(a, np.squeeze(_shape_probe(a.shape), axis=axis).shape)
+    return track(a, _alias(a, np.squeeze(_shape_probe(a.shape), axis=axis).shape),
+                 lambda p: np.squeeze(p, axis=axis))
 
 
 def expand_dims(a, axis):
     """``np.expand_dims`` with an int or tuple axis (free: a reshape)."""
     _refuse_active("expand_dims", axis=axis)
-    return _alias(a, np.expand_dims(_shape_probe(a.shape), axis).shape)
+    return track(a, _alias(a, np.expand_dims(_shape_probe(a.shape), axis).shape),
+                 lambda p: np.expand_dims(p, axis))
 
 
 def _atleast(npf, arys):
     out = []
     for a in arys:
         if isinstance(a, Active):
-            out.append(_alias(a, npf(_shape_probe(a.shape)).shape))
+            out.append(track(a, _alias(a, npf(_shape_probe(a.shape)).shape), npf))
         else:
             out.append(npf(a))
     if len(out) == 1:
@@ -213,23 +238,23 @@ def tile(A, reps):
 def flip(m, axis=None):
     """``np.flip`` (axis None, int or tuple) as a gather."""
     _refuse_active("flip", axis=axis)
-    return _rearrange(m, lambda i: np.flip(i, axis=axis))
+    return _view(m, lambda i: np.flip(i, axis=axis))
 
 
 def fliplr(m):
     """``np.fliplr`` as a gather."""
-    return _rearrange(m, np.fliplr)
+    return _view(m, np.fliplr)
 
 
 def flipud(m):
     """``np.flipud`` as a gather."""
-    return _rearrange(m, np.flipud)
+    return _view(m, np.flipud)
 
 
 def rot90(m, k=1, axes=(0, 1)):
     """``np.rot90`` as a gather."""
     _refuse_active("rot90", k=k, axes=axes)
-    return _rearrange(m, lambda i: np.rot90(i, k, axes))
+    return _view(m, lambda i: np.rot90(i, k, axes))
 
 
 def roll(a, shift, axis=None):
@@ -241,7 +266,9 @@ def roll(a, shift, axis=None):
 def _split_with(npf, fname):
     def split_(ary, indices_or_sections, axis=0):
         _refuse_active(fname, indices_or_sections=indices_or_sections, axis=axis)
-        return [_take(ary, p) for p in npf(F._flat_index(ary), indices_or_sections, axis)]
+        pieces = [_take(ary, p) for p in npf(F._flat_index(ary), indices_or_sections, axis)]
+        probes = npf(_probe_of(ary), indices_or_sections, axis)
+        return [_link(ary, r, q) for r, q in zip(pieces, probes)]
     split_.__name__ = fname
     split_.__doc__ = f"``np.{fname}``: a list of slices/gathers."
     return split_
@@ -254,7 +281,9 @@ array_split = _split_with(np.array_split, "array_split")
 def _split_fixed(npf, fname):
     def split_(ary, indices_or_sections):
         _refuse_active(fname, indices_or_sections=indices_or_sections)
-        return [_take(ary, p) for p in npf(F._flat_index(ary), indices_or_sections)]
+        pieces = [_take(ary, p) for p in npf(F._flat_index(ary), indices_or_sections)]
+        probes = npf(_probe_of(ary), indices_or_sections)
+        return [_link(ary, r, q) for r, q in zip(pieces, probes)]
     split_.__name__ = fname
     split_.__doc__ = f"``np.{fname}``: a list of slices/gathers."
     return split_
@@ -324,9 +353,9 @@ def delete(arr, obj, axis=None):
 
 
 def copy(a, order="K", subok=False):
-    """``np.copy``: a new active object for the same record (no record).
+    """``np.copy``: a new active object for the same record (no record), not a view.
 
-    Records are immutable; an item assignment into the copy rebinds only the copy.
+    Later writes to ``a`` or to the copy are not seen by the other.
     """
     if order not in ("K", "A", "C", "F"):
         raise ValueError("order must be one of 'C', 'F', 'A', or 'K' (got %r)" % (order,))
@@ -350,7 +379,7 @@ def take_along_axis(arr, indices, axis=-1):
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """``np.diagonal`` as a gather (a copy, not a read-only view)."""
     _refuse_active("diagonal", offset=offset, axis1=axis1, axis2=axis2)
-    return _rearrange(a, lambda i: np.diagonal(i, offset, axis1, axis2))
+    return _view(a, lambda i: np.diagonal(i, offset, axis1, axis2))
 
 
 def diag(v, k=0):
@@ -367,7 +396,7 @@ def diag(v, k=0):
         idx[idx < 0] = n
         return _take(_with_extra(v, np.zeros(1)), idx)
     if vv.ndim == 2:
-        return _rearrange(v, lambda i: np.diag(i, k))
+        return _view(v, lambda i: np.diag(i, k))  # a read-only view, as NumPy's
     np.diag(vv, k)  # NumPy's error for other ranks
     raise ValueError("Input must be 1- or 2-d.")
 
@@ -478,29 +507,177 @@ def pad(array, pad_width, mode="constant", **kwargs):
                  "supported modes are 'constant', 'edge', 'reflect', 'symmetric', 'wrap'")
 
 
-# --- item assignment -----------------------------------------------------------------------
-def setitem(x, key, value):
-    """``x[key] = value`` as a functional update (this is ``Active.__setitem__``).
+# --- views, item assignment and in-place updates ------------------------------------------
+# NumPy's aliasing, reproduced at the recording level. Records are immutable; what NumPy
+# shares between a view and its base is modelled by linking active objects:
+#
+# * A view-producing function (basic indexing, reshape/ravel, transpose/.T, swapaxes,
+#   moveaxis, squeeze, expand_dims, atleast_*d, flip*, rot90, split*, broadcast_to,
+#   diagonal/diag of a matrix, einsum without a sum) records its result as usual, then asks
+#   NumPy whether it would have returned a view: the same function is applied to a *probe*,
+#   an uninitialised uint8 array of the base's shape (never read; O(1) for views). If the
+#   probe's result shares memory with the probe, the result is linked (``_base``) to the
+#   *root* (the base that is not itself a view) with that probe view, whose offset and
+#   strides give the flat position of each element in the root. So NumPy decides, e.g.
+#   ``x.T.reshape(-1)`` is a copy, ``x[1:3]`` a view, ``x[[1, 2]]`` a copy, diagonal and
+#   broadcast_to are read-only views.
+# * A write (item assignment, in-place operator) into an active computes the new value
+#   functionally, then :func:`assign` rebinds the object in place (its ``_i``/``_v``) and,
+#   when it is a view, scatters the new elements into its root (one CONCAT + GATHER); every
+#   live view of the root is then re-gathered from the new root value. Every alias (the
+#   same object under another name, views, views of views) thus sees the write; copies
+#   (``x.copy()``, ``np.copy``, ``+x``, ``x.flatten()``, advanced indexing) are other
+#   objects and do not.
+# * The root keeps weak references to its views; a view keeps its root alive.
+class _Root:
+    """View bookkeeping of a root that has (had) views: its probe, weak refs to views."""
 
-    Records ``new = concat(x.ravel(), value.ravel())[idx]`` (one CONCAT and one GATHER)
-    where ``idx`` is the flat index array of ``x`` with ``idx[key]`` overwritten by the
-    positions of ``value``; NumPy's own assignment on ``idx`` decides broadcasting, repeated
-    indices and errors. Then ``x`` is rebound to the new record in place. Overwritten
-    positions of the old ``x`` receive no adjoint. Keys: basic (ints, slices, None,
-    Ellipsis), integer arrays, boolean masks (an active comparison used as a mask is
-    guarded). ``value`` is a constant or active (any shape broadcastable to ``x[key]``).
+    __slots__ = ("probe", "views", "limit")
+
+    def __init__(self, shape):
+        self.probe = np.empty(shape, np.uint8)  # never read: only its addresses matter
+        self.views = []
+        self.limit = 8
+
+
+class _Link:
+    """A view's link to its root: ``probe`` is the view of the root's probe NumPy made."""
+
+    __slots__ = ("root", "probe")
+
+    def __init__(self, root, probe):
+        self.root, self.probe = root, probe
+
+
+def _probe_of(x):
+    b = x._base
+    if isinstance(b, _Link):
+        return b.probe
+    if b is None:
+        b = x._base = _Root(np.shape(x._v))
+    return b.probe
+
+
+def track(x, r, fn):
+    """Return ``r``, the active result of the NumPy function ``fn`` applied to active ``x``,
+    linked to ``x``'s root if NumPy's ``fn(x)`` is a view of ``x`` (decided on a probe)."""
+    if not isinstance(r, Active) or r is x:
+        return r
+    return _link(x, r, fn(_probe_of(x)))
+
+
+def _link(x, r, q):
+    b = x._base
+    root = b.root if isinstance(b, _Link) else x
+    reg = root._base
+    if not isinstance(q, np.ndarray) or not (q.base is reg.probe or
+                                             np.may_share_memory(q, reg.probe)):
+        return r  # NumPy made a copy (or a scalar)
+    r._base = _Link(root, q)
+    views = reg.views
+    views.append(weakref.ref(r))
+    if len(views) >= reg.limit:  # drop dead views, amortised
+        reg.views = views = [w for w in views if w() is not None]
+        reg.limit = max(8, 2 * len(views))
+    return r
+
+
+def _positions(q, probe):
+    """The flat positions in the root of the elements of the probe view ``q`` (its itemsize
+    is 1, so byte offsets are element numbers)."""
+    start = q.__array_interface__["data"][0] - probe.__array_interface__["data"][0]
+    pos = np.full(q.shape, start, dtype=np.intp)
+    for k, (n, step) in enumerate(zip(q.shape, q.strides)):
+        pos += (np.arange(n, dtype=np.intp) * step).reshape((n,) + (1,) * (q.ndim - k - 1))
+    return pos
+
+
+def _rebind(x, rec):
+    """Point the object ``x`` at record ``rec`` (same size), keeping its shape and class."""
+    v = np.reshape(rec._v, np.shape(x._v))
+    if isinstance(x, Predicate):
+        v = v != 0
+    x._i, x._v = rec._i, (v.item() if v.ndim == 0 else v)
+
+
+def writable(x, what="assignment destination"):
+    """Raise NumPy's error if ``x`` is a read-only view (diagonal, broadcast_to)."""
+    b = x._base
+    if isinstance(b, _Link) and not b.probe.flags.writeable:
+        raise ValueError(f"{what} is read-only")
+
+
+def assign(x, new):
+    """Make ``new`` (an active of ``x``'s shape) the value of ``x`` for every alias.
+
+    ``x`` is rebound in place; a view's elements are scattered into its root, and all other
+    live views of the root are re-gathered from the root's new record.
+    """
+    writable(x)
+    b = x._base
+    if isinstance(b, _Link):
+        root = b.root
+        n = root.size
+        idx = F._flat_index(root)
+        pos = _positions(b.probe, root._base.probe).ravel()
+        idx.flat[pos] = n + np.arange(pos.size, dtype=idx.dtype)
+        _rebind(root, _take(_with_extra(root, new), idx))
+    else:
+        root = x
+    _rebind(x, new)
+    reg = root._base
+    if isinstance(reg, _Root):
+        live = []
+        for w in reg.views:
+            v = w()
+            if v is None:
+                continue
+            live.append(w)
+            if v is not x:
+                _rebind(v, _take(root, _positions(v._base.probe, reg.probe)))
+        reg.views = live
+
+
+def _written_in_place(x, key, value):
+    """True if ``value`` is the view ``x[key]`` itself (``x[key] += v`` already wrote)."""
+    b = getattr(value, "_base", None)
+    if not isinstance(b, _Link):
+        return False
+    xb = x._base
+    if b.root is not (xb.root if isinstance(xb, _Link) else x):
+        return False
+    q = _probe_of(x)[key]
+    return (isinstance(q, np.ndarray) and q.shape == b.probe.shape
+            and q.strides == b.probe.strides
+            and q.__array_interface__["data"][0] == b.probe.__array_interface__["data"][0])
+
+
+def setitem(x, key, value):
+    """``x[key] = value`` (this is ``Active.__setitem__``), seen by every alias of ``x``.
+
+    The new value of ``x`` is ``concat(x.ravel(), value.ravel())[idx]`` (one CONCAT and one
+    GATHER), ``idx`` being the flat index array of ``x`` with ``idx[key]`` overwritten by
+    the positions of ``value``; NumPy's own assignment on ``idx`` decides broadcasting,
+    repeated indices and errors. Overwritten positions of the old ``x`` receive no adjoint.
+    Then :func:`assign` rebinds ``x`` in place and carries the write to its root and the
+    root's other views (see the comment above). Keys: basic (ints, slices, None, Ellipsis),
+    integer arrays, boolean masks (an active comparison used as a mask is guarded).
+    ``value`` is a constant or active (any shape broadcastable to ``x[key]``).
     """
     if not isinstance(x, Active):
         raise TypeError("setitem: x must be an active value")
+    xv = x._v
+    if type(xv) in (float, bool) or np.ndim(xv) == 0:
+        raise TypeError("an active scalar cannot be indexed")
+    _tape_of(x, value)
+    writable(x)
+    key = F._concrete_key(key)
+    if _written_in_place(x, key, value):
+        return  # NumPy copies the view onto itself: nothing changes
     if isinstance(x, Predicate):
         raise NotDifferentiableError(
             "item assignment into an active comparison result (a mask) is not supported; "
-            "build the mask with np.where or logical operators instead")
-    xv = x._v
-    if type(xv) is float or np.ndim(xv) == 0:
-        raise TypeError("an active scalar cannot be indexed")
-    _tape_of(x, value)
-    key = F._concrete_key(key)
+            "build the mask with np.where or logical operators (m &= c, m |= c) instead")
     if isinstance(value, Active):
         vshape = np.shape(value._v)
     else:
@@ -511,14 +688,19 @@ def setitem(x, key, value):
     idx[key] = n + np.arange(math.prod(vshape), dtype=idx.dtype).reshape(vshape)
     if not np.any(idx >= n):
         return  # nothing selected: x is unchanged
-    new = _take(_with_extra(x, value), idx)
-    x._i, x._v = new._i, new._v
+    assign(x, _take(_with_extra(x, value), idx))
 
 
 # --- statistics ----------------------------------------------------------------------------
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NOVALUE, *, where=_NOVALUE,
         mean=_NOVALUE, correction=_NOVALUE, _fname="var"):
-    """``np.var`` (axis, ddof or correction, keepdims, mean): sum((x - mean)^2) / (N - ddof)."""
+    """``np.var`` (axis, ddof or correction, keepdims, mean): sum((x - mean)^2) / (N - ddof).
+
+    Its gradient ``2 (x - mean) / (N - ddof)`` is exact everywhere, also for one element
+    (0). Where ``N - ddof <= 0`` NumPy divides by 0 (inf, or nan for 0/0) and warns
+    "Degrees of freedom <= 0 for slice"; so does this, and the gradient there is inf/nan,
+    never a finite number.
+    """
     _check_out(_fname, out)
     _check_dtype(_fname, dtype)
     if where is not _NOVALUE:
@@ -537,17 +719,26 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NOVALUE, *, where=
     m = F.mean(a, axis, keepdims=True) if mean is _NOVALUE else mean
     d = a - m
     s = F.sum_(d ** 2, axis, keepdims=keepdims)
+    if count - ddof <= 0:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
     return s / float(max(count - ddof, 0))
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NOVALUE, *, where=_NOVALUE,
         mean=_NOVALUE, correction=_NOVALUE):
-    """``np.std``: the square root of ``np.var`` (same arguments).
+    """``np.std``: the square root of ``np.var`` (same arguments, same value as NumPy).
 
-    Its derivative is not finite where the variance is 0 (e.g. constant data).
+    Where the variance is 0 (one element, constant data) the square root is not
+    differentiable; its gradient there is 0, a subgradient (std is a norm of the deviations,
+    and 0 is in the subdifferential of a norm at 0), not the nan of sqrt'(0) * 0. Recorded as
+    ``where(v == 0, 0, sqrt(where(v == 0, 1, v)))``, so a replayed tape applies the same rule
+    at any point. Where ``N - ddof <= 0`` the value is inf/nan as NumPy's, with its warning,
+    and the gradient is nan.
     """
-    return np.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
-                       correction=correction, _fname="std"))
+    v = var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+            correction=correction, _fname="std")
+    zero = v == 0.0
+    return F.where(zero, 0.0, np.sqrt(F.where(zero, 1.0, v)))
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=_NOVALUE):
@@ -752,27 +943,36 @@ def kron(a, b):
     return _reshape_any(a2 * b2, tuple(p * q for p, q in zip(as_, bs)))
 
 
-def einsum(*operands, out=None, optimize=False, **kwargs):
-    """``np.einsum`` with explicit subscripts ('ij,jk->ik'; no ellipsis).
+def _einsum_explicit(subs, shapes):
+    """NumPy's subscript rules made explicit: ``(input subscripts, output subscripts)`` with
+    each ellipsis replaced by unused letters (broadcast dimensions, right-aligned) and an
+    implicit output (no '->') replaced by NumPy's: the ellipsis dimensions, then the labels
+    that appear once, in ASCII order."""
+    ins_s, arrow, out_s = subs.partition("->")
+    ins = ins_s.split(",")
+    free = [c for c in string.ascii_letters if c not in subs]
+    n_ell = max([len(shp) - (len(s) - 3) for s, shp in zip(ins, shapes) if "..." in s] or [0])
+    ell = "".join(free[:n_ell])
+    ins = [s.replace("...", ell[n_ell - (len(shp) - (len(s) - 3)):]) if "..." in s else s
+           for s, shp in zip(ins, shapes)]
+    if not arrow:
+        letters = ins_s.replace(",", "").replace(".", "")
+        return ins, ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if "..." in out_s:
+        return ins, out_s.replace("...", ell)
+    if n_ell:
+        raise ValueError("output has more dimensions than subscripts given in einstein sum, "
+                         "but no '...' ellipsis provided to broadcast the extra dimensions.")
+    return ins, out_s
 
-    Operands are combined left to right: each is aligned to the running index space
-    (repeated labels within an operand take its diagonal, by a gather), multiplied in by
-    broadcasting, and every label no later operand or the output needs is summed out at
-    once. A pair whose shared labels are all summed there goes through tensordot (one
-    2-D matmul). ``optimize`` is accepted and ignored (the result is the same).
-    """
+
+def _einsum_check_args(operands, out, kwargs):
+    """NumPy's checks of einsum's keywords; refusals of what is not recorded."""
     _check_out("einsum", out)
     _check_dtype("einsum", kwargs.get("dtype"))
     if not operands or not isinstance(operands[0], str):
         _unsupported("einsum", "the sublist form einsum(op0, sublist0, ...)",
                      "pass a subscripts string")
-    subs = operands[0].replace(" ", "")
-    ops = list(operands[1:])
-    if "." in subs:
-        _unsupported("einsum", "an ellipsis ('...') in the subscripts")
-    if "->" not in subs:
-        _unsupported("einsum", "implicit output (no '->')",
-                     "write the output subscripts explicitly, e.g. 'ij,jk->ik'")
     bad = set(kwargs) - {"dtype", "order", "casting"}
     if bad:
         raise TypeError(f"einsum() got an unexpected keyword argument {sorted(bad)[0]!r}")
@@ -781,10 +981,24 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
     if kwargs.get("casting", "safe") not in ("no", "equiv", "safe", "same_kind", "unsafe"):
         raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or "
                          "'unsafe'")
+
+
+def einsum(*operands, out=None, optimize=False, **kwargs):
+    """``np.einsum`` with subscripts (explicit or implicit output, ellipses broadcast).
+
+    Operands are combined left to right: each is aligned to the running index space
+    (repeated labels within an operand take its diagonal, by a gather), multiplied in by
+    broadcasting, and every label no later operand or the output needs is summed out at
+    once. A pair whose shared labels are all summed there goes through tensordot (one
+    2-D matmul). ``optimize`` is accepted and ignored (the result is the same).
+    """
+    _einsum_check_args(operands, out, kwargs)
+    subs = operands[0].replace(" ", "")
+    ops = list(operands[1:])
     # NumPy checks the subscripts, the operand count and the shapes (without computing)
-    np.einsum_path(subs, *[_shape_probe(np.shape(_val(op))) for op in ops], optimize=False)
-    ins, out_s = subs.split("->")
-    ins = ins.split(",")
+    shapes = [np.shape(_val(op)) for op in ops]
+    np.einsum_path(subs, *[_shape_probe(s) for s in shapes], optimize=False)
+    ins, out_s = _einsum_explicit(subs, shapes)
     out_letters = list(out_s)
     terms = []
     for s, op in zip(ins, ops):
@@ -835,8 +1049,12 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
                                       for c in space))
         acc, acc_letters = sum_out(a2 * b2, space, keep)
     acc = _transpose_any(acc, [acc_letters.index(c) for c in out_letters])
-    if isinstance(acc, Active):
-        return _alias(acc, np.shape(acc._v))  # a new object: never the input itself
+    if not isinstance(acc, Active):
+        return acc
+    acc = _alias(acc, np.shape(acc._v))  # a new object: never the input itself
+    if len(ops) == 1 and isinstance(ops[0], Active) and set(out_s) == set(ins[0]):
+        # NumPy returns a writeable view when nothing is summed ('ij->ji', 'ii->i')
+        acc = track(ops[0], acc, lambda p: np.einsum(subs, p))
     return acc
 
 

@@ -37,7 +37,12 @@ def _flat_index(x):
 
 
 def getitem(x, key):
-    """``x[key]`` for basic slices, integers, integer arrays, boolean masks, None, Ellipsis."""
+    """``x[key]`` for basic slices, integers, integer arrays, boolean masks, None, Ellipsis.
+
+    As in NumPy, basic indexing that leaves an array gives a view (linked to ``x``, see
+    :func:`jittape.composite.track`); an element (``x[i]`` of a vector) is a scalar copy, and
+    advanced indexing a copy.
+    """
     v = x._v
     if type(v) is float:
         raise TypeError("an active scalar cannot be indexed")
@@ -51,9 +56,10 @@ def getitem(x, key):
     if type(key) is slice and v.ndim == 1:  # x[1:], x[:-1]: no index array needed
         start, stop, step = key.indices(v.shape[0])
         if step == 1 and stop > start:
-            return _new(Active, x._t, K.SLICE, x._i, -1, start, 0.0, v[start:stop])
+            r = _new(Active, x._t, K.SLICE, x._i, -1, start, 0.0, v[start:stop])
+            return composite.track(x, r, lambda p: p[start:stop])
     key = _concrete_key(key)
-    return _gather(x, _flat_index(x)[key], v[key])
+    return composite.track(x, _gather(x, _flat_index(x)[key], v[key]), lambda p: p[key])
 
 
 def _concrete_key(key):
@@ -99,6 +105,38 @@ def transpose(x, axes=None):
     if x.ndim < 2 and axes is None:
         return x
     return _gather(x, np.transpose(_flat_index(x), axes), np.transpose(x._v, axes).copy())
+
+
+# NumPy's view-producing functions: the recorded result is linked to its base when NumPy
+# would return a view (jittape.composite.track). The functions above stay unlinked for
+# jittape's internal use (their results never escape to user code as views).
+def reshape_view(x, shape=None, order="C", *, newshape=None, copy=None):
+    """``np.reshape``/``x.reshape``: free (same record); a view of ``x`` when NumPy's is."""
+    shape = newshape if shape is None else shape
+    r = reshape(x, shape, order)
+    if copy:
+        return r
+    return composite.track(x, r, lambda p: np.reshape(p, shape))
+
+
+def ravel_view(x, order="C"):
+    """``np.ravel``/``x.ravel()``: a view when NumPy's is (``x.flatten()`` is a copy)."""
+    return composite.track(x, reshape(x, -1, order), np.ravel)  # ravel != reshape(-1)
+
+
+def transpose_view(x, axes=None):
+    """``np.transpose``/``x.T``: a GATHER, linked to ``x`` as NumPy's view is."""
+    return composite.track(x, transpose(x, axes), lambda p: np.transpose(p, axes))
+
+
+def broadcast_to_view(x, shape, subok=False):
+    """``np.broadcast_to``: a GATHER, a read-only view of ``x`` (as NumPy's)."""
+    r = broadcast_to(x, shape)
+    if not isinstance(x, Active):
+        return r
+    if r is x:  # NumPy's result is still a new (read-only) view
+        r = reshape(x, np.shape(x._v))
+    return composite.track(x, r, lambda p: np.broadcast_to(p, shape))
 
 
 # --- reductions --------------------------------------------------------------------------
@@ -270,12 +308,24 @@ def matmul(x, y):
 
 
 def dot(x, y, out=None):
+    """``np.dot``: a product for 0-D operands, matmul for operands of at most 2 dimensions,
+    otherwise a sum over the last axis of ``x`` and the second-to-last of ``y`` (the last if
+    ``y`` is 1-D), result shape ``x.shape[:-1] + y.shape[:-2] + y.shape[-1:]`` (not matmul's
+    batch broadcasting), recorded as a tensordot (one 2-D MATMUL)."""
     if out is not None:
-        raise NotDifferentiableError("np.dot(out=...) on active values")
-    if np.ndim(x._v if isinstance(x, Active) else x) == 0 or \
-            np.ndim(y._v if isinstance(y, Active) else y) == 0:
+        raise NotDifferentiableError("np.dot(out=...) on active values: in-place output is "
+                                     "not recorded; assign the result")
+    xs = np.shape(x._v if isinstance(x, Active) else x)
+    ys = np.shape(y._v if isinstance(y, Active) else y)
+    if len(xs) == 0 or len(ys) == 0:
         return x * y
-    return matmul(x, y)
+    yax = len(ys) - 2 if len(ys) >= 2 else 0
+    if xs[-1] != ys[yax]:
+        raise ValueError(f"shapes {xs} and {ys} not aligned: {xs[-1]} (dim {len(xs) - 1}) != "
+                         f"{ys[yax]} (dim {yax})")
+    if len(xs) <= 2 and len(ys) <= 2:
+        return matmul(x, y)
+    return composite.tensordot(x, y, axes=([len(xs) - 1], [yax]))
 
 
 # --- scans and sorting -------------------------------------------------------------------
@@ -389,23 +439,48 @@ def det(a):
     return sign * np.exp(logdet)
 
 
+def _read_triangle(a, uplo):
+    """The symmetric matrix that a LAPACK routine reading one triangle of ``a`` sees.
+
+    ``uplo`` 'L': ``S[i, j] = a[max(i, j), min(i, j)]``, 'U' the mirror image; one GATHER,
+    whose adjoint (a scatter-add) lands on the triangle that is read only: the other one
+    does not change the result, and its derivative is 0, as for NumPy's routine.
+    """
+    n = np.shape(a._v)[0]
+    i, j = np.indices((n, n))
+    lo, hi = np.maximum(i, j), np.minimum(i, j)
+    idx = lo * n + hi if uplo == "L" else hi * n + lo
+    return composite._take(a, idx)
+
+
+def _uplo(name, UPLO):
+    u = UPLO.upper() if isinstance(UPLO, str) else UPLO
+    if u not in ("L", "U"):
+        raise ValueError(f"np.linalg.{name}: UPLO argument must be 'L' or 'U'")
+    return u
+
+
 def cholesky(a, upper=False):
-    if upper:
-        raise NotDifferentiableError("np.linalg.cholesky(upper=True) on active values; "
-                                     "use cholesky(a).T")
+    """``np.linalg.cholesky``: reads the lower triangle of ``a`` (the upper one with
+    ``upper=True``, which returns the upper factor U, ``a = U.T @ U``), like NumPy."""
     v = _square("cholesky", a)
-    return _linalg(K.CHOLESKY, a, value=np.linalg.cholesky(v), pool=(v.shape[0], 0))
+    z = np.linalg.cholesky(v, upper=True) if upper else np.linalg.cholesky(v)
+    s = _read_triangle(a, "U" if upper else "L")
+    low = np.ascontiguousarray(z.T) if upper else z
+    r = _linalg(K.CHOLESKY, s, value=low, pool=(v.shape[0], 0))
+    return transpose(r) if upper else r
 
 
 def eigh(a, UPLO="L"):
-    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix. Eigenvector adjoints
-    are defined where the eigenvalues are distinct."""
-    if UPLO != "L":
-        raise NotDifferentiableError("np.linalg.eigh(UPLO='U') on active values")
+    """Eigenvalues (ascending) and eigenvectors of the symmetric matrix whose lower (UPLO='L',
+    the default) or upper (UPLO='U') triangle is that of ``a``; the other triangle is not
+    read, as in NumPy. Eigenvector adjoints are defined where the eigenvalues are distinct."""
+    uplo = _uplo("eigh", UPLO)
     v = _square("eigh", a)
     n = v.shape[0]
-    w, vec = np.linalg.eigh(v)
-    rec = _linalg(K.EIGH, a, value=np.concatenate([w, vec.ravel()]), pool=(n, 0))
+    w, vec = np.linalg.eigh(v, UPLO=uplo)  # NumPy's own values
+    rec = _linalg(K.EIGH, _read_triangle(a, uplo), value=np.concatenate([w, vec.ravel()]),
+                  pool=(n, 0))
     t = rec._t
     wr = _new(Active, t, K.SLICE, rec._i, -1, 0, 0.0, w)
     vr = reshape(_new(Active, t, K.SLICE, rec._i, -1, n, 0.0, vec.ravel()), (n, n))
@@ -413,6 +488,7 @@ def eigh(a, UPLO="L"):
 
 
 def eigvalsh(a, UPLO="L"):
+    """The eigenvalues of :func:`eigh` (same triangle rule)."""
     return eigh(a, UPLO)[0]
 
 
@@ -463,8 +539,8 @@ def _shape_query(f):
 
 FUNCTIONS = {
     np.sum: sum_, np.mean: mean, np.prod: prod, np.max: max_, np.amax: max_, np.min: min_,
-    np.amin: min_, np.reshape: reshape, np.ravel: ravel, np.transpose: transpose,
-    np.broadcast_to: broadcast_to, np.concatenate: concatenate, np.stack: stack,
+    np.amin: min_, np.reshape: reshape_view, np.ravel: ravel_view, np.transpose: transpose_view,
+    np.broadcast_to: broadcast_to_view, np.concatenate: concatenate, np.stack: stack,
     np.where: where, np.dot: dot, np.matmul: matmul, np.argmax: argmax, np.argmin: argmin,
     np.cumsum: cumsum, np.cumprod: cumprod, np.sort: sort, np.clip: clip,
     np.linalg.inv: inv, np.linalg.solve: solve, np.linalg.slogdet: slogdet,

@@ -429,19 +429,21 @@ def test_setitem_overwritten_positions_get_no_adjoint():
     np.testing.assert_array_equal(jittape.grad(f)(np.array([0.3, 0.4, 0.5])), [0.0, 0.0, 4.0])
 
 
-def test_setitem_rebinds_only_that_active_value():
+def test_setitem_is_seen_by_views_as_in_numpy():
     seen = {}
 
     def f(x):
         y = x * 1.0
-        z = y.reshape(2, 2)  # a NumPy view would see the write below; z does not
+        z = y.reshape(2, 2)  # a view: it sees the write below, as in NumPy
+        c = y.copy()  # a copy: it does not
         y[0] = 7.0
-        seen["y"], seen["z"] = y._v.copy(), z._v.copy()
-        return np.sum(y) + np.sum(z)
+        seen["y"], seen["z"], seen["c"] = y._v.copy(), z._v.copy(), c._v.copy()
+        return np.sum(y) + np.sum(z) + np.sum(c)
     x = np.array([1.0, 2.0, 3.0, 4.0])
-    np.testing.assert_array_equal(jittape.grad(f)(x), [1.0, 2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(jittape.grad(f)(x), [1.0, 3.0, 3.0, 3.0])
     np.testing.assert_array_equal(seen["y"], [7.0, 2.0, 3.0, 4.0])
-    np.testing.assert_array_equal(seen["z"], [[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(seen["z"], [[7.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(seen["c"], [1.0, 2.0, 3.0, 4.0])
 
 
 def test_setitem_mask_guard_fails_on_replay_where_the_mask_changes():
@@ -501,10 +503,10 @@ def test_norm_derivative_at_zero_is_nan():
     assert np.all(np.isnan(g))
 
 
-def test_std_of_constant_data_has_infinite_derivative():
-    with np.errstate(all="ignore"):
-        g = jittape.grad(lambda x: np.std(x))(np.ones(3))
-    assert not np.all(np.isfinite(g))
+def test_std_of_constant_data_has_subgradient_zero():
+    # the documented convention (composite.std): 0, not sqrt'(0) * 0 = nan
+    g = jittape.grad(lambda x: np.std(x))(np.ones(3))
+    assert np.all(g == 0.0)
 
 
 def test_average_zero_weights_raise_like_numpy():
@@ -608,8 +610,6 @@ UNSUPPORTED = [
      r"np\.linalg\.norm.*ord=-2"),
     ("norm-nuc", lambda x: np.linalg.norm(x.reshape(2, 2), "nuc"), r"np\.linalg\.norm.*'nuc'"),
     ("norm-active-ord", lambda x: np.linalg.norm(x, x[0]), r"np\.linalg\.norm: argument 'ord'"),
-    ("einsum-implicit", lambda x: np.einsum("i,i", x, x), r"np\.einsum.*implicit"),
-    ("einsum-ellipsis", lambda x: np.einsum("...i->...", x), r"np\.einsum.*ellipsis"),
     ("einsum-sublist", lambda x: np.einsum(x, [0], []), r"np\.einsum.*sublist"),
     ("einsum-out", lambda x: np.einsum("i->i", x, out=np.zeros(4)), r"np\.einsum.*out="),
     ("einsum-dtype", lambda x: np.einsum("i->", x, dtype=np.float32), r"np\.einsum.*dtype"),
