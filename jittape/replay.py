@@ -196,23 +196,24 @@ class Tape:
         ``(failed guard or -1, value, concatenated input adjoints)``."""
         t = self.arrays
         sw = t.sweeps or for_tape(t)
-        cols = t.columns
+        cols, spans, o = self._cols, self._spans, self._o_out
         val = t.val.copy()  # per call: replays from several threads never share buffers
-        pos = 0
-        for lo, hi in self._spans:
-            val[lo:hi] = xin[pos:pos + hi - lo]
-            pos += hi - lo
+        if len(spans) == 1:
+            val[spans[0][0]:spans[0][1]] = xin
+        else:
+            pos = 0
+            for lo, hi in spans:
+                val[lo:hi] = xin[pos:pos + hi - lo]
+                pos += hi - lo
         bad = sw.forward_sweep(*cols, val)
         if bad >= 0 or not want_grad:
-            return bad, val[t.off[self.out_id]], None
+            return bad, val[o], None
         adj = np.zeros(val.shape[0])
-        adj[t.off[self.out_id]] = 1.0
+        adj[o] = 1.0
         sw.reverse_sweep(*cols, val, adj, self.out_id)
-        if len(self._spans) == 1:
-            lo, hi = self._spans[0]
-            return bad, val[t.off[self.out_id]], adj[lo:hi]
-        return bad, val[t.off[self.out_id]], np.concatenate([adj[lo:hi] for lo, hi in
-                                                             self._spans])
+        if len(spans) == 1:
+            return bad, val[o], adj[spans[0][0]:spans[0][1]]
+        return bad, val[o], np.concatenate([adj[lo:hi] for lo, hi in spans])
 
     def _fast(self, xs, want_grad):
         """Scalar output: load, forward and reverse sweep with little Python per call."""
@@ -221,6 +222,8 @@ class Tape:
             self._in_ids = np.asarray(t.inputs, dtype=np.int64)
             self._in_shapes = [t.shape(i) for i in t.inputs]
             self._spans = [(int(t.off[i]), int(t.off[i + 1])) for i in t.inputs]
+            self._cols = t.columns
+            self._o_out = int(t.off[self.out_id])
         shapes = self._in_shapes
         if len(xs) == 1:
             x = xs[0]
