@@ -12,14 +12,16 @@ Python function holding the whole forward and reverse sweep, specialised to the 
   then runs the group's adjoints backwards for that element (recomputation instead of
   storage, Griewank & Walther, "Evaluating Derivatives", 2nd ed., sec. 12.1). A ``sum`` over
   all elements right after a group fuses into it as an accumulator;
-* every other record calls the interpreter's own inline kernels with constant offsets.
+* every other record calls its op's own forward and reverse kernels (the op table's
+  structured entries) with constant offsets.
 
 Only values that some code reads from memory get a slot in the kernel's (compact) value and
-adjoint buffers; everything else lives in registers. The element rules are the ``*_f``/``*_d``
-functions of :mod:`jittape.sweeps` (called through :mod:`jittape.rulecalls`): there is one
-definition of each derivative rule. The source is written to a cache directory
-(``$JITTAPE_CACHE_DIR``, default ``~/.cache/jittape``) under a name hashing the source and
-the kernels, so Numba's ``cache=True`` keeps the machine code across processes.
+adjoint buffers; everything else lives in registers. Like the sweeps, the kernel is generated
+from the op table alone (no op is named here): elementwise records call ``f_<op>`` and
+``d_<op>``, functions written from the entry's value and partial expressions; what may fuse
+is the entry's ``fusion``. The module is self-contained and loaded through
+:mod:`jittape.jitcache` under a hash of its source, so Numba's ``cache=True`` keeps the
+machine code across processes.
 
 Numba's compile time grows with the length of a function (measured here: about 2 ms per
 generated statement, 20 s for a 528-record scalar tape), so straight-line code pays off for
@@ -27,29 +29,35 @@ tapes of few records over large arrays, where fusion saves memory passes, and no
 scalar tapes, which the interpreter replays: :data:`MAX_STATEMENTS` bounds what compiles.
 """
 
-import hashlib
-import importlib.util
 import math
-import os
-import sys
-from pathlib import Path
 
 import numpy as np
 
-from . import sweeps as K
-from .ops import OPS
+from . import jitcache
+from .codegen import HEADER, helper_source, rule_roots
+from .ops import OPS, codes
+from .optable import LEAF, SELECT, UNARY
 
-_UNARY = {i for i in range(K.NUM_OPCODES) if K.KIND[i] == K.UNARY}  # y = f(x, c)
-_BINARY = {i for i in range(K.NUM_OPCODES) if K.KIND[i] == K.BINARY}  # z = f(x, y)
-_COMPARE = {i for i in range(K.NUM_OPCODES) if K.KIND[i] == K.COMPARE}  # no derivative
-_NO_DERIVATIVE = {K.STOPGRAD, K.SIGN, K.FLOOR, K.CEIL, K.RINT, K.TRUNC, K.FLOORDIV}
-_ELEMENTWISE = _UNARY | _BINARY | _COMPARE | {K.WHERE, K.SLICE}
-_LOADS = {K.SLICE, K.GATHER}  # join a fused loop as an (indexed) load from the buffer
-_KERNEL_HASH = hashlib.sha256(Path(K.__file__).read_bytes() + Path(__file__).read_bytes()
-                              ).hexdigest()[:16]
+
+def _codes(pred):
+    return frozenset(op.code for op in OPS if pred(op))
+
+
+# what the compiler needs to know of an op, read from the table (never from its name)
+_ELEMENTWISE = _codes(lambda op: op.elementwise or op.fusion == "slice")
+_SLICE = _codes(lambda op: op.fusion == "slice")
+_GATHER = _codes(lambda op: op.fusion == "gather")
+_SUM = _codes(lambda op: op.fusion == "sum")
+_LOADS = _SLICE | _GATHER  # join a fused loop as an (indexed) load from the buffer
 #: Tapes whose kernel would exceed this many statements are not compiled (about 2 ms of
 #: Numba compile time each); the interpreter replays them.
 MAX_STATEMENTS = 1500
+
+
+def _args(op, x, y, q, c):
+    """The arguments of op's generated rule functions ``f_<name>(x, y, q, c)``."""
+    return f"{x}, {y if op.kind != UNARY else '0.0'}, {q if op.kind == SELECT else '0.0'}, " \
+        f"{_lit(c)}"
 
 
 def _lit(x):
@@ -83,24 +91,24 @@ class _Gen:
 
     # --- structure ---
     def _operands(self, i):
-        t, opc = self.t, int(self.t.op[i])
-        if opc <= K.CONST:
+        t, op = self.t, OPS[int(self.t.op[i])]
+        if op.kind == LEAF:
             return []
-        if opc == K.CONCAT:
+        if op.arity < 0:  # n-ary: (record, width) pairs in the pool after nparts, outer
             p = int(t.k[i])
             return [int(t.pool[p + 2 + 2 * q]) for q in range(int(t.pool[p]))]
         ops = [int(t.a[i])]
         if t.b[i] >= 0:
             ops.append(int(t.b[i]))
-        if opc == K.WHERE:
+        if op.kind == SELECT:
             ops.append(int(t.k[i]))
         return ops
 
     def _is_member(self, i, n, cur=()):
         opc = int(self.t.op[i])
-        if (opc not in _ELEMENTWISE and opc != K.GATHER) or self.size[i] != n or n <= 1:
+        if (opc not in _ELEMENTWISE and opc not in _GATHER) or self.size[i] != n or n <= 1:
             return False
-        if opc == K.GATHER and int(self.t.a[i]) in cur:
+        if opc in _GATHER and int(self.t.a[i]) in cur:
             return False  # a permutation of a record of this loop needs all of it first
         return all(self.size[j] in (1, n) or (opc in _LOADS and j == self.t.a[i])
                    for j in self._operands(i))
@@ -113,7 +121,7 @@ class _Gen:
                 cur.append(i)
                 continue
             fused_sum = -1
-            if cur and int(t.op[i]) == K.SUM and int(t.a[i]) in cur:
+            if cur and int(t.op[i]) in _SUM and int(t.a[i]) in cur:
                 p = int(t.k[i])
                 if (int(t.pool[p]), int(t.pool[p + 2])) == (1, 1):
                     fused_sum = i
@@ -140,13 +148,13 @@ class _Gen:
         pos = 0
         for i in range(t.n_records):
             opc = int(t.op[i])
-            if opc == K.INPUT:
+            if opc == codes.INPUT:
                 need = any(self.group_of.get(c) is None and int(t.op[c]) not in _ELEMENTWISE
                            for c in self.consumers[i])
-            elif opc == K.GUARD:
+            elif OPS[opc].checks:
                 need = self.size[i] > 1  # a scalar guard's expected value is a literal
-            elif opc in _ELEMENTWISE or i in self.group_of or opc == K.CONST:
-                need = bool(self._buffer_consumers(i)) or (opc == K.CONST and
+            elif opc in _ELEMENTWISE or i in self.group_of or opc == codes.CONST:
+                need = bool(self._buffer_consumers(i)) or (opc == codes.CONST and
                                                            not self._scalar(i))
             else:
                 need = True  # computed by a kernel into the buffer
@@ -212,7 +220,8 @@ class _Gen:
                     self._group(g)
                 continue
             self._record(i)
-        lines = ["def tape_kernel(val0, xin, pool, want_grad):", "    val = val0.copy()"]
+        lines = ["def tape_kernel(val0, xin, pool, want_grad):", "    val = val0.copy()",
+                 f"    offs = pool[{len(t.pool)}:]  # compact value offsets by record id"]
         pos = 0
         for i in t.inputs:
             m = int(self.size[i])
@@ -249,219 +258,178 @@ class _Gen:
         """A record outside any fused group."""
         t, o, opc = self.t, self.bo.get(i, -1), int(self.t.op[i])
         a, b, k, c = int(t.a[i]), int(t.b[i]), int(t.k[i]), float(t.c[i])
-        n = int(self.size[i])
-        name = OPS[opc].name
-        if opc == K.INPUT:
+        if opc == codes.INPUT:
             if self._scalar(i):
                 self.F(f"v{i} = xin[{self.xp[i]}]")
             return
-        if opc == K.CONST:
+        if opc == codes.CONST:
             if self._scalar(i):
                 self.F(f"v{i} = {_lit(t.val[t.off[i]])}")
             return
         if self._scalar(i) and opc in _ELEMENTWISE:
-            self._scalar_record(i, opc, name, a, b, k, c)
+            self._scalar_record(i, OPS[opc], a, b, k, c)
             if self._buffer_consumers(i):
                 self.F(f"val[{self.bo[i]}] = v{i}")  # a kernel reads it from the buffer
             return
-        self._generic(i, opc, o, n, a, b, k, c)
+        self._generic(i, OPS[opc], o, int(self.size[i]), a, b, k, c)
 
-    def _scalar_record(self, i, opc, name, a, b, k, c):
-        t = self.t
+    def _scalar_record(self, i, op, a, b, k, c):
         rev = []
         if self._buffer_consumers(i):
             rev.append((0, f"g{i} += adj[{self.bo[i]}]"))
-        if opc in _UNARY:
-            self.F(f"v{i} = R.{name}_f(v{a}, {_lit(c)})")
-            if opc not in _NO_DERIVATIVE:
-                rev.append((0, f"g{a} += g{i} * R.{name}_d(v{a}, v{i}, {_lit(c)})"))
-        elif opc in _BINARY:
-            self.F(f"v{i} = R.{name}_f(v{a}, v{b})")
-            if opc not in _NO_DERIVATIVE:
-                rev += [(0, f"d0, d1 = R.{name}_d(v{a}, v{b}, v{i})"),
-                        (0, f"g{a} += g{i} * d0"), (0, f"g{b} += g{i} * d1")]
-        elif opc in _COMPARE:
-            self.F(f"v{i} = R.{name}_f(v{a}, v{b})")
-        elif opc == K.WHERE:
-            self.F(f"v{i} = v{a} if v{k} != 0.0 else v{b}")
-            rev += [(0, f"if v{k} != 0.0:"), (1, f"g{a} += g{i}"), (0, "else:"),
-                    (1, f"g{b} += g{i}")]
-        elif opc == K.SLICE:  # x[i] of an array: read straight from the value buffer
+        if op.fusion == "slice":  # x[i] of an array: read straight from the value buffer
             self.F(f"v{i} = {self.V(a, k)}")
             rev.append((0, f"{self.A(a, k)} += g{i}"))
+        else:
+            args = _args(op, f"v{a}", f"v{b}", f"v{k}", c)
+            self.F(f"v{i} = f_{op.name}({args})")
+            targets = [(a, f"v{a}")] + ([(b, f"v{b}")] if op.kind != UNARY else [])
+            if op.differentiable:
+                rev.append((0, f"d0, d1 = d_{op.name}({args}, v{i})"))
+                rev += [(0, f"g{j} += g{i} * d{n}") for n, (j, _) in enumerate(targets)
+                        if op.partials[n] != "0.0"]
         self.R(rev)
 
-    def _generic(self, i, opc, o, n, a, b, k, c):
-        """Records computed by the interpreter's kernels, with constant offsets."""
+    def _generic(self, i, op, o, n, a, b, k, c):
+        """Records computed by the op's own kernels, with constant offsets."""
         t = self.t
         ia = self.bo.get(a, 0)
-        pre = []
-        if self._scalar(i):
-            pre.append((0, f"adj[{o}] += g{i}"))  # local adjoint -> buffer for the kernel
-        if opc == K.GATHER:
-            self.F(f"for j in range({n}):")
-            self.F(f"val[{o} + j] = val[{ia} + pool[{k} + j]]", 1)
-            rev = [(0, f"for j in range({n}):"), (1, f"adj[{ia} + pool[{k} + j]] += adj[{o} + j]")]
-        elif opc == K.SLICE:
-            self.F(f"for j in range({n}):")
-            self.F(f"val[{o} + j] = val[{ia + k} + j]", 1)
-            rev = [(0, f"for j in range({n}):"), (1, f"adj[{ia + k} + j] += adj[{o} + j]")]
-        elif opc in (K.SUM, K.PROD, K.MAX, K.MIN):
-            lay = ", ".join(str(int(v)) for v in t.pool[k:k + 3])
-            self.F(f"K._reduce_fwd({opc}, val, {o}, {ia}, {lay})")
-            rev = [(0, f"K._reduce_rev({opc}, val, adj, {o}, {ia}, {lay})")]
-        elif opc in (K.CUMSUM, K.CUMPROD):
-            lay = ", ".join(str(int(v)) for v in t.pool[k:k + 3])
-            self.F(f"K._scan_fwd({opc}, val, {o}, {ia}, {lay})")
-            rev = [(0, f"K._scan_rev({opc}, val, adj, {o}, {ia}, {lay})")]
-        elif opc == K.SORT:
-            lay = ", ".join(str(int(v)) for v in t.pool[k:k + 3])
-            self.F(f"K._sort_fwd(val, {o}, {ia}, {lay})")
-            rev = [(0, f"K._sort_rev(val, adj, {o}, {ia}, {lay})")]
-        elif opc in (K.INV, K.SOLVE, K.SLOGDET, K.CHOLESKY, K.EIGH):
-            ib = self.bo[b] if b >= 0 else 0
-            lay = f"{int(t.pool[k])}, {int(t.pool[k + 1])}"
-            self.F(f"K._linalg_fwd({opc}, val, {o}, {ia}, {ib}, {lay})")
-            rev = [(0, f"K._linalg_rev({opc}, val, adj, {o}, {ia}, {ib}, {lay})")]
-        elif opc in (K.ARGMAX, K.ARGMIN):
-            lay = ", ".join(str(int(v)) for v in t.pool[k:k + 3])
-            self.F(f"K._argext_fwd({opc == K.ARGMAX}, val, {o}, {ia}, {lay})")
-            rev = []
-        elif opc == K.MATMUL:
-            lay = ", ".join(str(int(v)) for v in t.pool[k:k + 4])
-            self.F(f"K._matmul_fwd(val, {o}, {ia}, {self.bo[b]}, {lay})")
-            rev = [(0, f"K._matmul_rev(val, adj, {o}, {ia}, {self.bo[b]}, {lay}, "
-                       f"{int(t.op[a]) != K.CONST}, {int(t.op[b]) != K.CONST})")]
-        elif opc == K.CONCAT:
-            nparts, outer = int(t.pool[k]), int(t.pool[k + 1])
-            parts = [(self.bo[int(t.pool[k + 2 + 2 * q])], int(t.pool[k + 3 + 2 * q]))
-                     for q in range(nparts)]
-            width = sum(w for _, w in parts)
-            self.F(f"for r in range({outer}):")
-            rev = [(0, f"for r in range({outer}):")]
-            pos = 0
-            for src, w in parts:
-                self.F(f"for j in range({w}):", 1)
-                self.F(f"val[{o + pos} + r * {width} + j] = val[{src} + r * {w} + j]", 2)
-                rev += [(1, f"for j in range({w}):"),
-                        (2, f"adj[{src} + r * {w} + j] += adj[{o + pos} + r * {width} + j]")]
-                pos += w
-        elif opc == K.GUARD:
-            if n == 1:
-                self.F(f"if v{a} != {_lit(t.val[t.off[i]])}:")
-                self.F(f"return {i}, 0.0, np.empty(0)", 1)
-            else:
-                self.F(f"for j in range({n}):")
-                self.F(f"if val[{ia} + j] != val[{o} + j]:", 1)
-                self.F(f"return {i}, 0.0, np.empty(0)", 2)
+        ib = self.bo.get(b, 0) if b >= 0 else 0
+        if op.checks and n == 1:  # a scalar guard compares with a literal
+            self.F(f"if v{a} != {_lit(t.val[t.off[i]])}:")
+            self.F(f"return {i}, 0.0, np.empty(0)", 1)
             return
-        else:  # pragma: no cover - every opcode is handled above or fused
-            raise NotImplementedError(OPS[opc].name)
+        pre = [(0, f"adj[{o}] += g{i}")] if self._scalar(i) else []  # local -> kernel
+        args = f"{o}, {n}, {ia}, {ib}, {k}, {_lit(c)}, pool, offs"
+        if op.checks:
+            self.F(f"if {op.forward.__name__}(val, {args}):")
+            self.F(f"return {i}, 0.0, np.empty(0)", 1)
+            return
+        self.F(f"{op.forward.__name__}(val, {args})")
+        rev = []
+        if op.reverse is not None:
+            ca = a < 0 or int(t.op[a]) == codes.CONST
+            cb = b < 0 or int(t.op[b]) == codes.CONST
+            rev = [(0, f"{op.reverse.__name__}(val, adj, {args}, {ca}, {cb})")]
         if self._scalar(i):
             self.F(f"v{i} = val[{o}]")
         self.R(pre + rev)
 
     def _group(self, gid):
         """One fused loop forward, one fused loop backward."""
-        t = self.t
         members, fsum = self.groups[gid]
-        n = int(self.size[members[0]])
-        mset = set(members)
-        stored = [m for m in members if self._buffer_consumers(m)]
+        g = _Fused(self, members, fsum)
+        body = [g.element(m) for m in members]
+        self._group_forward(g, body)
+        self.R(g.reverse(body))
 
-        def ex(j, m):  # operand j of member m, at element j of the loop
-            if j in mset or self.size[j] == 1:
-                return f"v{j}"  # per-element local, or a scalar local
-            return self.V(j, "j")
-
-        body, accs = [], set()
+    def _group_forward(self, g, body):
+        t, fsum = self.t, g.fsum
         if fsum >= 0:
             self.F(f"s{fsum} = 0.0")
-        for m in members:
-            opc, a, b, k, c = (int(t.op[m]), int(t.a[m]), int(t.b[m]), int(t.k[m]),
-                               float(t.c[m]))
-            name = OPS[opc].name
-            if opc == K.SLICE:
-                body.append(f"v{m} = {self.V(a, f'{k} + j')}" if a not in mset
-                            else f"v{m} = v{a}")
-            elif opc == K.GATHER:  # the operand is never in the group: it has another size
-                body.append(f"v{m} = {self.V(a, f'pool[{k} + j]')}")
-            elif opc in _UNARY:
-                body.append(f"v{m} = R.{name}_f({ex(a, m)}, {_lit(c)})")
-            elif opc in _BINARY or opc in _COMPARE:
-                body.append(f"v{m} = R.{name}_f({ex(a, m)}, {ex(b, m)})")
-            elif opc == K.WHERE:
-                body.append(f"v{m} = {ex(a, m)} if {ex(k, m)} != 0.0 else {ex(b, m)}")
-        # forward loop
-        self.F(f"for j in range({n}):")
+        self.F(f"for j in range({g.n}):")
         for line in body:
             self.F(line, 1)
-        for m in stored:
-            self.F(f"val[{self.bo[m]} + j] = v{m}", 1)
+        for m in g.members:
+            if self._buffer_consumers(m):
+                self.F(f"val[{self.bo[m]} + j] = v{m}", 1)
         if fsum >= 0:
             self.F(f"s{fsum} += v{int(t.a[fsum])}", 1)
             self.F(f"v{fsum} = s{fsum}")
             if self._buffer_consumers(fsum):
                 self.F(f"val[{self.bo[fsum]}] = v{fsum}")
 
-        # reverse loop: recompute the primals of the element, then adjoints backwards
+
+class _Fused:
+    """The code of one fused group: consecutive elementwise records of one size, element j
+    of each in a local ``v<m>``, loads of other records from the buffer, an optional full
+    ``sum`` closing the loop."""
+
+    def __init__(self, gen, members, fsum):
+        self.gen, self.members, self.fsum = gen, members, fsum
+        self.mset = set(members)
+        self.n = int(gen.size[members[0]])
+        self.stores, self.accs = {}, set()
+
+    def ex(self, j):
+        """Operand record j at element j of the loop."""
+        if j in self.mset or self.gen.size[j] == 1:
+            return f"v{j}"  # per-element local, or a scalar local
+        return self.gen.V(j, "j")
+
+    def _fields(self, m):
+        t = self.gen.t
+        return (OPS[int(t.op[m])], int(t.a[m]), int(t.b[m]), int(t.k[m]), float(t.c[m]))
+
+    def element(self, m):
+        """The line computing member m's element j."""
+        op, a, b, k, c = self._fields(m)
+        if op.fusion == "slice":
+            return f"v{m} = {self.gen.V(a, f'{k} + j')}" if a not in self.mset \
+                else f"v{m} = v{a}"
+        if op.fusion == "gather":  # the operand is never in the group: it has another size
+            return f"v{m} = {self.gen.V(a, f'pool[{k} + j]')}"
+        return f"v{m} = f_{op.name}({_args(op, self.ex(a), self.ex(b), self.ex(k), c)})"
+
+    def store(self, target, order, expr):
+        self.stores.setdefault(target, [order, []])[1].append(expr)
+
+    def acc(self, j, expr):
+        """Adjoint contribution ``expr`` to operand j of a member (None: stored later)."""
+        gen = self.gen
+        if j in self.mset:
+            return f"g{j} += {expr}"
+        if gen.size[j] == 1:
+            self.accs.add(j)
+            return f"acc{j} += {expr}"
+        self.store(gen.A(j, "j"), (gen.xp.get(j, gen.bo.get(j)), 0), expr)
+        return None
+
+    def _member_reverse(self, m):
+        gen = self.gen
+        op, a, b, k, c = self._fields(m)
+        if op.fusion == "slice":
+            if a in self.mset:
+                return [f"g{a} += g{m}"]
+            self.store(gen.A(a, f"{k} + j"), (gen.xp.get(a, gen.bo.get(a)), k), f"g{m}")
+            return []
+        if op.fusion == "gather":  # indirect: stored last, in member order
+            self.store(gen.A(a, f"pool[{k} + j]"), (-1, -len(self.stores)), f"g{m}")
+            return []
+        if not op.differentiable:
+            return []
+        args = _args(op, self.ex(a), self.ex(b), self.ex(k), c)
+        lines = [f"d{m}x, d{m}y = d_{op.name}({args}, v{m})"]
+        operands = [a] if op.kind == UNARY else [a, b]
+        for p, (j, d) in enumerate(zip(operands, (f"d{m}x", f"d{m}y"))):
+            if op.partials[p] != "0.0":
+                lines.append(self.acc(j, f"g{m} * {d}"))
+        return lines
+
+    def reverse(self, body):
+        """Reverse loop: recompute the primals of the element, then adjoints backwards."""
+        gen, fsum = self.gen, self.fsum
         rev = []
-        if fsum >= 0 and self._buffer_consumers(fsum):
-            rev.append((0, f"g{fsum} += adj[{self.bo[fsum]}]"))
-        rev.append((0, f"for j in range({n}):"))
+        if fsum >= 0 and gen._buffer_consumers(fsum):
+            rev.append((0, f"g{fsum} += adj[{gen.bo[fsum]}]"))
+        rev.append((0, f"for j in range({self.n}):"))
         rev += [(1, line) for line in body]
-        for m in members:
-            init = f"adj[{self.bo[m]} + j]" if self._buffer_consumers(m) else "0.0"
+        for m in self.members:
+            init = f"adj[{gen.bo[m]} + j]" if gen._buffer_consumers(m) else "0.0"
             rev.append((1, f"g{m} = {init}"))
         if fsum >= 0:
-            rev.append((1, f"g{int(t.a[fsum])} += g{fsum}"))
-
+            rev.append((1, f"g{int(gen.t.a[fsum])} += g{fsum}"))
+        for m in reversed(self.members):
+            rev += [(1, line) for line in self._member_reverse(m) if line is not None]
         # Contributions to buffer adjoints are merged per slot and stored at the end of the
         # loop body, highest offset first: with x[j+1] stored before x[j], LLVM sees no
         # loop-carried dependence and vectorizes the loop (measured 2x on Rosenbrock).
-        stores = {}
-
-        def store(target, order, expr):
-            stores.setdefault(target, [order, []])[1].append(expr)
-            return None
-
-        def acc(j, expr):  # adjoint contribution to operand j of a member
-            if j in mset:
-                return f"g{j} += {expr}"
-            if self.size[j] == 1:
-                accs.add(j)
-                return f"acc{j} += {expr}"
-            return store(self.A(j, "j"), (self.xp.get(j, self.bo.get(j)), 0), expr)
-
-        for m in reversed(members):
-            opc, a, b, k, c = (int(t.op[m]), int(t.a[m]), int(t.b[m]), int(t.k[m]),
-                               float(t.c[m]))
-            name = OPS[opc].name
-            if opc == K.SLICE:
-                if a in mset:
-                    rev.append((1, f"g{a} += g{m}"))
-                else:
-                    store(self.A(a, f"{k} + j"), (self.xp.get(a, self.bo.get(a)), k),
-                          f"g{m}")
-            elif opc == K.GATHER:  # indirect: stored last, in member order
-                store(self.A(a, f"pool[{k} + j]"), (-1, -len(stores)), f"g{m}")
-            elif opc in _UNARY and opc not in _NO_DERIVATIVE:
-                rev.append((1, acc(a, f"g{m} * R.{name}_d({ex(a, m)}, v{m}, {_lit(c)})")))
-            elif opc in _BINARY and opc not in _NO_DERIVATIVE:
-                rev.append((1, f"d{m}x, d{m}y = R.{name}_d({ex(a, m)}, {ex(b, m)}, v{m})"))
-                rev.append((1, acc(a, f"g{m} * d{m}x")))
-                rev.append((1, acc(b, f"g{m} * d{m}y")))
-            elif opc == K.WHERE:  # branch-free, so the selection can be merged and stored
-                rev.append((1, f"s{m} = {ex(k, m)} != 0.0"))
-                rev.append((1, acc(a, f"(g{m} if s{m} else 0.0)")))
-                rev.append((1, acc(b, f"(0.0 if s{m} else g{m})")))
-        rev = [line for line in rev if line[1] is not None]
-        for target, (order, exprs) in sorted(stores.items(), key=lambda kv: kv[1][0],
+        for target, (order, exprs) in sorted(self.stores.items(), key=lambda kv: kv[1][0],
                                              reverse=True):
             rev.append((1, f"{target} += {' + '.join(exprs)}"))
-        head = [(0, f"acc{j} = 0.0") for j in sorted(accs)]
-        tail = [(0, f"g{j} += acc{j}") for j in sorted(accs)]
-        self.R(head + rev + tail)
+        head = [(0, f"acc{j} = 0.0") for j in sorted(self.accs)]
+        tail = [(0, f"g{j} += acc{j}") for j in sorted(self.accs)]
+        return head + rev + tail
 
 
 def kernel_source(tape):
@@ -469,19 +437,43 @@ def kernel_source(tape):
     return _Gen(tape.arrays, tape.out_id).emit()
 
 
-def _cache_dir():
-    d = Path(os.environ.get("JITTAPE_CACHE_DIR") or Path.home() / ".cache" / "jittape")
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+def _rule_functions(ops):
+    """``f_<name>(x, y, q, c)`` and ``d_<name>(x, y, q, c, z) -> (dz/dx, dz/dy)`` of each
+    elementwise op, from its entry (plain calls: LLVM inlines them, and Numba-level inlining
+    in straight-line code multiplies compile time)."""
+    out = []
+    for op in ops:
+        if not op.elementwise:
+            continue
+        dy = op.partials[1] if len(op.partials) > 1 else "0.0"
+        out.append('@njit(error_model="numpy")\n'
+                   f"def f_{op.name}(x, y, q, c):\n    return {op.value}\n\n\n"
+                   '@njit(error_model="numpy")\n'
+                   f"def d_{op.name}(x, y, q, c, z):\n    return ({op.partials[0]}), ({dy})\n")
+    return "\n\n".join(out)
+
+
+def module_source(tape, body, cache=True):
+    """The whole module of a compiled tape: the rules it names, then the kernel ``body``."""
+    ops = [OPS[c] for c in sorted(set(tape.arrays.op.tolist()))]
+    parts = ["# jittape compiled tape; generated from the op table, do not edit\n" + HEADER,
+             helper_source(rule_roots([op for op in ops if not op.elementwise]), inline=False),
+             helper_source([r for op in ops if op.elementwise
+                            for r in (op.value, *op.partials)], inline=False),
+             _rule_functions(ops),
+             f'@njit(cache={cache}, nogil=True, error_model="numpy")\n' + body]
+    return "\n\n".join(p for p in parts if p)
 
 
 def compile_tape(tape):
     """Generate, write and import the compiled kernel of a scalar-output ``tape``.
 
-    Returns ``(kernel, val0)``: ``kernel(val0, xin, pool, want_grad) -> (bad, value, gx)``
-    runs the forward sweep from the concatenated inputs ``xin`` and, if ``want_grad``, the
-    reverse sweep; ``bad`` is -1 or the failed guard's record, ``gx`` the concatenated input
-    adjoints. ``val0`` is the kernel's compact value buffer (constants in place).
+    Returns ``(kernel, val0, pool)``: ``kernel(val0, xin, pool, want_grad) -> (bad, value,
+    gx)`` runs the forward sweep from the concatenated inputs ``xin`` and, if ``want_grad``,
+    the reverse sweep; ``bad`` is -1 or the failed guard's record, ``gx`` the concatenated
+    input adjoints. ``val0`` is the kernel's compact value buffer (constants in place),
+    ``pool`` the tape's integer pool followed by the compact offsets of the records (what
+    n-ary kernels read as ``off``).
 
     Raises
     ------
@@ -500,21 +492,9 @@ def compile_tape(tape):
         raise ValueError(f"the tape's kernel would have {gen.n_statements} statements, over "
                          f"jittape.compiler.MAX_STATEMENTS = {MAX_STATEMENTS}: Numba would "
                          f"compile it for longer than the interpreter needs to replay it")
-    digest = hashlib.sha256((_KERNEL_HASH + body).encode()).hexdigest()[:24]
-    name = f"jittape_tape_{digest}"
-    path = _cache_dir() / f"{name}.py"
-    if not path.exists():
-        src = (f"# jittape compiled tape (kernels {_KERNEL_HASH}); generated, do not edit\n"
-               "import math\nimport numpy as np\nfrom numba import njit\n"
-               "from jittape import sweeps as K\nfrom jittape import rulecalls as R\n\n\n"
-               '@njit(cache=True, nogil=True, error_model="numpy")\n' + body)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(src)
-        os.replace(tmp, path)
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules[name] = module
-    return module.tape_kernel, gen.initial_values()
+    module = jitcache.load("jittape_tape", lambda cache: module_source(tape, body, cache))
+    t = tape.arrays
+    offs = np.full(t.n_records, -1, dtype=np.int64)
+    for i, b in gen.bo.items():
+        offs[i] = b
+    return module.tape_kernel, gen.initial_values(), np.concatenate([t.pool, offs])

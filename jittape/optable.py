@@ -89,6 +89,10 @@ class Op:
     fusion : str or None
         How the tape compiler may fuse the op into elementwise loops: ``"slice"``,
         ``"gather"`` (indexed loads) or ``"sum"`` (a full reduction closing a loop).
+    check : callable or None
+        Structured ops: ``check(t, i, n, sa, sb)`` for a loaded tape (:mod:`jittape.tapefile`)
+        returns why record ``i`` (size ``n``, operand sizes ``sa``, ``sb``) would make a
+        kernel read out of bounds, or None.
     spec : Spec
         Domain and shapes for the generic rule checker.
     code : int
@@ -108,6 +112,7 @@ class Op:
     reverse: object = None
     checks: bool = False
     fusion: str = None
+    check: object = None
     spec: Spec = field(default_factory=Spec)
     code: int = -1
 
@@ -143,11 +148,18 @@ def elementwise(name, kind, numpy, value, partials, doc, scalar=None, uses_c=Fal
 
 
 def structured(name, numpy, doc, forward, tangent=None, reverse=None, arity=1, checks=False,
-               fusion=None, spec=None):
+               fusion=None, check=None, spec=None):
     """A structured entry: kernels written side by side (see the module docstring)."""
     return Op(name, STRUCTURED, tuple(numpy), doc, forward=forward, tangent=tangent,
-              reverse=reverse, checks=checks, fusion=fusion, spec=spec or Spec(),
+              reverse=reverse, checks=checks, fusion=fusion, check=check, spec=spec or Spec(),
               _arity=arity)
+
+
+def pool_at(t, k, count):
+    """``t.pool[k:k+count]`` as a list of ints, or None if out of range (for checks)."""
+    if k < 0 or k + count > len(t.pool):
+        return None
+    return [int(v) for v in t.pool[k:k + count]]
 
 
 def leaf(name, doc):

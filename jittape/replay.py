@@ -9,11 +9,13 @@ guard that comes out differently on replay raises :class:`GuardFailure`. :func:`
 that into automatic re-recording, with a small cache of tapes per input shape.
 """
 
+import sys
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from . import jitcache
 from .sweeps import for_tape
 from .active import Active
 from .api import (_CONTAINERS, _LEAF, _arg_key, _arg_name, _flatten_arg, _normalize_argnums,
@@ -87,11 +89,13 @@ class Tape:
             For tapes that do not compile (see :func:`jittape.compiler.compile_tape`).
         """
         from .compiler import compile_tape
-        kernel, val0 = compile_tape(self)
+        kernel, val0, pool = compile_tape(self)
         t = self.arrays
         x0 = np.concatenate([t.val[t.off[i]:t.off[i + 1]] for i in t.inputs])
-        kernel(val0, x0, t.pool, True)  # compile now rather than at the first replay
-        self._kernel = (kernel, val0)
+        module = sys.modules[kernel.py_func.__module__]
+        jitcache.FirstCall(module, "tape_kernel", f"a compiled tape of {self.n_records} "
+                           f"records")(val0, x0, pool, True)  # now, not at the first replay
+        self._kernel = (kernel, val0, pool)
         return self
 
     @property
@@ -238,8 +242,8 @@ class Tape:
                                 f"argument(s), got {len(xs)}")
             xin = np.concatenate([self._check_input(x, s).ravel() for x, s in zip(xs, shapes)])
         if self._kernel is not None:
-            kernel, val0 = self._kernel
-            bad, value, g = kernel(val0, xin, t.pool, want_grad)
+            kernel, val0, pool = self._kernel
+            bad, value, g = kernel(val0, xin, pool, want_grad)
         else:
             bad, value, g = self._interpret(xin, want_grad)
         if bad >= 0:

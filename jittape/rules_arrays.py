@@ -8,7 +8,7 @@ transpose of the tangent map. Kernel signatures and argument meanings are explai
 
 import numpy as np
 
-from .optable import Spec, structured
+from .optable import Spec, pool_at, structured
 
 
 # --- indexing: linear maps, so the tangent is the forward kernel applied to tangents ------
@@ -342,44 +342,104 @@ def sort_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
                 adj[ia + base + src * inner] += adj[o + base + t * inner]
 
 
+# --- checks of loaded tapes: why a record would make its kernel read out of bounds ---------
+def slice_check(t, i, n, sa, sb):
+    k = int(t.k[i])
+    return "slice out of range" if k < 0 or k + n > sa else None
+
+
+def gather_check(t, i, n, sa, sb):
+    idx = pool_at(t, int(t.k[i]), n)
+    if idx is None:
+        return "pool offset out of range"
+    return "gather index out of range" if n and (min(idx) < 0 or max(idx) >= sa) else None
+
+
+def concat_check(t, i, n, sa, sb):
+    k = int(t.k[i])
+    head = pool_at(t, k, 2)
+    if head is None or head[0] < 1 or head[1] < 0:
+        return "bad concat layout"
+    parts = pool_at(t, k + 2, 2 * head[0])
+    if parts is None:
+        return "pool offset out of range"
+    total = 0
+    for rid, w in zip(parts[::2], parts[1::2]):
+        if not 0 <= rid < i or w < 0 or head[1] * w != t.off[rid + 1] - t.off[rid]:
+            return "concat part does not match its record"
+        total += head[1] * w
+    return "concat size mismatch" if total != n else None
+
+
+def layout_check(empty_ok, factor=1):
+    """A check of the (outer, m, inner) layout of a reduction (``factor`` 0) or of a scan
+    whose result has ``factor`` times the operand's size."""
+    def check(t, i, n, sa, sb):
+        lay = pool_at(t, int(t.k[i]), 3)
+        if lay is None:
+            return "pool offset out of range"
+        outer, m, inner = lay
+        out = outer * inner if factor == 0 else factor * sa
+        if min(lay) < 0 or outer * m * inner != sa or n != out or (m == 0 and not empty_ok):
+            return "layout does not match the operand"
+        return None
+    return check
+
+
+def sort_check(t, i, n, sa, sb):
+    why = layout_check(True, 2)(t, i, n, sa, sb)
+    if why is None:  # the stored permutation is read back as indices
+        perm = t.val[t.off[i] + sa:t.off[i] + n]
+        m = pool_at(t, int(t.k[i]), 3)[1]
+        if len(perm) and (perm.min() < 0 or perm.max() >= max(m, 1)):
+            why = "sort permutation out of range"
+    return why
+
+
+def guard_check(t, i, n, sa, sb):
+    return "guard size differs from its operand's" if sa != n else None
+
+
 _NONE = "no derivative (integer result); guarded when used"
 
 INDEXING_OPS = [
     structured("slice", [], "z = x[k:k+n] (contiguous indexing); xbar[k:k+n] += zbar",
-               slice_forward, slice_tangent, slice_reverse, fusion="slice"),
+               slice_forward, slice_tangent, slice_reverse, fusion="slice", check=slice_check),
     structured("gather", [np.broadcast_to, np.transpose],
                "z = x[idx] (indexing, transpose, broadcasting); xbar[idx] += zbar "
                "(scatter-add)", gather_forward, gather_tangent, gather_reverse,
-               fusion="gather"),
+               fusion="gather", check=gather_check),
     structured("concat", [np.concatenate, np.stack], "each part's xbar += its block of zbar",
-               concat_forward, concat_tangent, concat_reverse, arity=-1),
+               concat_forward, concat_tangent, concat_reverse, arity=-1, check=concat_check),
 ]
 
 REDUCTION_OPS = [
     structured("sum", [np.sum, np.mean], "xbar[r, t, q] += zbar[r, q]", sum_forward,
-               sum_tangent, sum_reverse, fusion="sum"),
+               sum_tangent, sum_reverse, fusion="sum", check=layout_check(True, 0)),
     structured("prod", [np.prod], "xbar += zbar * prod of the other factors (exact with zeros)",
-               prod_forward, prod_tangent, prod_reverse),
+               prod_forward, prod_tangent, prod_reverse, check=layout_check(True, 0)),
     structured("max", [np.max, np.amax], "the maximal elements share zbar evenly",
-               max_forward, extremum_tangent, extremum_reverse),
+               max_forward, extremum_tangent, extremum_reverse, check=layout_check(False, 0)),
     structured("min", [np.min, np.amin], "the minimal elements share zbar evenly",
-               min_forward, extremum_tangent, extremum_reverse),
+               min_forward, extremum_tangent, extremum_reverse, check=layout_check(False, 0)),
 ]
 
 CONTROL_OPS = [
     structured("guard", [], "no derivative; the forward sweep checks x still has the recorded "
                "value (the outcome of a comparison that Python control flow used)",
-               guard_forward, checks=True),
-    structured("argmax", [np.argmax], _NONE, argmax_forward),
-    structured("argmin", [np.argmin], _NONE, argmin_forward),
+               guard_forward, checks=True, check=guard_check),
+    structured("argmax", [np.argmax], _NONE, argmax_forward, check=layout_check(False, 0)),
+    structured("argmin", [np.argmin], _NONE, argmin_forward, check=layout_check(False, 0)),
 ]
 
 SCAN_OPS = [
     structured("cumsum", [np.cumsum], "xbar[t] += sum_{s >= t} zbar[s] (a reversed cumsum)",
-               cumsum_forward, cumsum_tangent, cumsum_reverse),
+               cumsum_forward, cumsum_tangent, cumsum_reverse, check=layout_check(True)),
     structured("cumprod", [np.cumprod],
                "xbar[t] += z[t-1] R[t], R[t] = zbar[t] + x[t+1] R[t+1] (exact with zeros)",
-               cumprod_forward, cumprod_tangent, cumprod_reverse, spec=Spec(lo=0.5)),
+               cumprod_forward, cumprod_tangent, cumprod_reverse, check=layout_check(True),
+               spec=Spec(lo=0.5)),
     structured("sort", [np.sort], "z = x[perm]; xbar[perm] += zbar (the adjoint follows the "
-               "permutation, recomputed on replay)", sort_forward, sort_tangent, sort_reverse),
+               "permutation, recomputed on replay)", sort_forward, sort_tangent, sort_reverse,
+               check=sort_check),
 ]

@@ -11,7 +11,7 @@ the derivative of the routine applied to the symmetric matrix its input stands f
 
 import numpy as np
 
-from .optable import Spec, structured
+from .optable import Spec, pool_at, structured
 
 
 # --- (batched) matrix product, pool[k:] = m, kk, n, batch ---------------------------------
@@ -214,26 +214,56 @@ def eigh_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
     adj[ia:ia + nn * nn] += sym(v @ inner @ np.ascontiguousarray(v.T)).ravel()
 
 
+def matmul_check(t, i, n, sa, sb):
+    lay = pool_at(t, int(t.k[i]), 4)
+    if lay is None:
+        return "pool offset out of range"
+    m, kk, nn, batch = lay
+    if min(lay) < 0 or batch * m * kk != sa or batch * kk * nn != sb or batch * m * nn != n:
+        return "matmul layout does not match the operands"
+    return None
+
+
+def matrix_check(result_size, uses_b=False):
+    """A check that the (nn, nn) operand, the right side (nn, m) and the result fit."""
+    def check(t, i, n, sa, sb):
+        lay = pool_at(t, int(t.k[i]), 2)
+        if lay is None:
+            return "pool offset out of range"
+        nn, m = lay
+        if nn < 0 or m < 0 or sa != nn * nn or n != result_size(nn, m) or \
+                (uses_b and sb != nn * m):
+            return "matrix sizes do not match the record"
+        return None
+    return check
+
+
 _SQ = Spec(shapes=(((3, 3),),))
 
 MATMUL = structured("matmul", [np.matmul, np.dot],
                     "Z = X @ Y; Zdot = Xdot Y + X Ydot; Xbar += Zbar Y^T; Ybar += X^T Zbar",
-                    matmul_forward, matmul_tangent, matmul_reverse, arity=2)
+                    matmul_forward, matmul_tangent, matmul_reverse, arity=2,
+                    check=matmul_check)
 
 LINALG_OPS = [
     structured("inv", [np.linalg.inv], "Y = A^-1; Ydot = -Y Adot Y; Abar += -Y^T Ybar Y^T",
-               inv_forward, inv_tangent, inv_reverse, spec=_SQ),
+               inv_forward, inv_tangent, inv_reverse,
+               check=matrix_check(lambda nn, m: nn * nn), spec=_SQ),
     structured("solve", [np.linalg.solve],
                "X = A^-1 B; Xdot = A^-1 (Bdot - Adot X); Bbar += A^-T Xbar; Abar += -Bbar X^T",
-               solve_forward, solve_tangent, solve_reverse, arity=2, spec=_SQ),
+               solve_forward, solve_tangent, solve_reverse, arity=2,
+               check=matrix_check(lambda nn, m: nn * m, True), spec=_SQ),
     structured("slogdet", [np.linalg.slogdet, np.linalg.det],
                "(s, l) = (sign, log|det A|); ldot = tr(A^-1 Adot); Abar += lbar A^-T; "
-               "det = s e^l", slogdet_forward, slogdet_tangent, slogdet_reverse, spec=_SQ),
+               "det = s e^l", slogdet_forward, slogdet_tangent, slogdet_reverse,
+               check=matrix_check(lambda nn, m: 2), spec=_SQ),
     structured("cholesky", [np.linalg.cholesky],
                "Ldot = L Phi(L^-1 Adot L^-T); Abar += sym(L^-T Phi(L^T Lbar) L^-1), Phi = "
                "lower triangle, half diagonal (Murray 2016)", cholesky_forward,
-               cholesky_tangent, cholesky_reverse, spec=_SQ),
+               cholesky_tangent, cholesky_reverse, check=matrix_check(lambda nn, m: nn * nn),
+               spec=_SQ),
     structured("eigh", [np.linalg.eigh, np.linalg.eigvalsh],
                "wdot = diag(V^T Adot V); Abar += sym(V (diag(wbar) + F o (V^T Vbar)) V^T), "
-               "F_ij = 1/(w_j - w_i)", eigh_forward, eigh_tangent, eigh_reverse, spec=_SQ),
+               "F_ij = 1/(w_j - w_i)", eigh_forward, eigh_tangent, eigh_reverse,
+               check=matrix_check(lambda nn, m: nn + nn * nn), spec=_SQ),
 ]

@@ -3,14 +3,15 @@
 A loaded tape is swept by Numba kernels that do no bounds checking, so :func:`load` checks
 every record before accepting the file: opcodes in range, operands recorded earlier, value
 offsets increasing, and every index, pool layout and size consistent with the records it
-refers to. A file that fails any check raises :class:`TapeFormatError`, never a crash in
+refers to (elementwise records by kind, structured ones by their op entry's ``check``). A file that fails any check raises :class:`TapeFormatError`, never a crash in
 the sweep. Loading uses ``np.load(allow_pickle=False)``: no code from the file is run.
 """
 
 import numpy as np
 
-from . import sweeps as K
 from .errors import TapeFormatError
+from .ops import OPS, codes
+from .optable import BINARY, COMPARE, LEAF, SELECT, STRUCTURED, UNARY
 from .tape import TapeArrays
 
 MAGIC = "jittape-tape"
@@ -87,9 +88,14 @@ def _fail(i, why):
     raise TapeFormatError(f"corrupted tape: record {i}: {why}")
 
 
+def _kinds(op):
+    return np.array([o.kind for o in OPS] + ["?"])[np.clip(op, -1, len(OPS))]
+
+
 def validate(t, out_id=-1, out_shape=()):
     """Check that the sweeps can run over ``t`` (a TapeArrays) without reading out of bounds.
 
+    Elementwise records are checked by kind, structured ones by their op's own ``check``.
     Raises :class:`TapeFormatError` naming the first bad record.
     """
     n = len(t.op)
@@ -101,15 +107,26 @@ def validate(t, out_id=-1, out_shape=()):
     if (size < 0).any():
         _fail(int(np.argmax(size < 0)), "negative size")
     op = t.op
-    if ((op < 0) | (op >= K.NUM_OPCODES)).any():
-        _fail(int(np.argmax((op < 0) | (op >= K.NUM_OPCODES))), "unknown opcode")
+    if ((op < 0) | (op >= len(OPS))).any():
+        _fail(int(np.argmax((op < 0) | (op >= len(OPS)))), "unknown opcode")
+    kind = _kinds(op)
+    _check_operands(t, n, kind, size)
+    for i in np.flatnonzero(kind == STRUCTURED).tolist():
+        sa = int(size[t.a[i]]) if t.a[i] >= 0 else 0
+        sb = int(size[t.b[i]]) if t.b[i] >= 0 else 0
+        why = OPS[int(op[i])].check(t, i, int(size[i]), sa, sb)
+        if why:
+            _fail(i, why)
+    _check_outputs(t, n, out_id, out_shape, size)
+
+
+def _check_operands(t, n, kind, size):
+    """Operands are earlier records, and elementwise operand sizes fit the result's."""
     ids = np.arange(n)
-    kind = K.KIND[op]
-    leaf = kind == K.LEAF
-    binary = (kind == K.BINARY) | (kind == K.COMPARE)
-    for name, col, needed in (("a", t.a, ~leaf),
-                              ("b", t.b, binary | (op == K.WHERE) | (op == K.MATMUL)
-                               | (op == K.SOLVE))):
+    two = np.isin(kind, [BINARY, COMPARE, SELECT]) | np.array(
+        [OPS[c].arity == 2 for c in t.op.tolist()], dtype=bool)
+    for name, col, needed in (("a", t.a, kind != LEAF), ("b", t.b, two),
+                              ("k", t.k, kind == SELECT)):
         bad = needed & ((col < 0) | (col >= ids))
         if bad.any():
             _fail(int(np.argmax(bad)), f"operand {name} is not an earlier record")
@@ -117,16 +134,19 @@ def validate(t, out_id=-1, out_shape=()):
         raise TapeFormatError("corrupted tape: integer pool out of range")
     sa = np.where(t.a >= 0, size[np.clip(t.a, 0, n - 1)], 0)
     sb = np.where(t.b >= 0, size[np.clip(t.b, 0, n - 1)], 0)
-    bad = (kind == K.UNARY) & (sa != size)
+    sq = np.where(kind == SELECT, size[np.clip(t.k, 0, n - 1)], 1)
+    bad = (kind == UNARY) & (sa != size)
     if bad.any():
         _fail(int(np.argmax(bad)), "operand size differs from the result's")
-    bad = binary & (((sa != size) & (sa != 1)) | ((sb != size) & (sb != 1)))
+    fits = lambda s: (s == size) | (s == 1)  # noqa: E731  (size-1 operands broadcast)
+    bad = np.isin(kind, [BINARY, COMPARE, SELECT]) & ~(fits(sa) & fits(sb) & fits(sq))
     if bad.any():
         _fail(int(np.argmax(bad)), "operand sizes do not broadcast to the result's")
-    for i in np.flatnonzero(kind == K.OTHER).tolist():
-        _check_record(t, i, int(op[i]), int(size[i]), int(sa[i]), int(sb[i]))
+
+
+def _check_outputs(t, n, out_id, out_shape, size):
     for i in t.inputs:
-        if not (0 <= i < n and op[i] == K.INPUT):
+        if not (0 <= i < n and t.op[i] == codes.INPUT):
             raise TapeFormatError(f"corrupted tape: input {i} is not an INPUT record")
     if out_id >= n or out_id < -1:
         raise TapeFormatError("corrupted tape: output record out of range")
@@ -135,68 +155,3 @@ def validate(t, out_id=-1, out_shape=()):
     for i, shp in t.shapes.items():
         if not 0 <= i < n or int(np.prod(shp)) != size[i]:
             raise TapeFormatError(f"corrupted tape: shape of record {i} does not match")
-
-
-def _pool(t, i, p, count):
-    if p < 0 or p + count > len(t.pool):
-        _fail(i, "pool offset out of range")
-    return t.pool[p:p + count]
-
-
-def _check_record(t, i, opc, n, sa, sb):
-    k = int(t.k[i])
-    if opc == K.WHERE:
-        if not 0 <= k < i:
-            _fail(i, "condition is not an earlier record")
-        sq = int(t.off[k + 1] - t.off[k])
-        if any(s not in (1, n) for s in (sa, sb, sq)):
-            _fail(i, "operand sizes do not broadcast")
-    elif opc == K.SLICE:
-        if k < 0 or k + n > sa:
-            _fail(i, "slice out of range")
-    elif opc == K.GATHER:
-        idx = _pool(t, i, k, n)
-        if n and (idx.min() < 0 or idx.max() >= sa):
-            _fail(i, "gather index out of range")
-    elif opc == K.CONCAT:
-        head = _pool(t, i, k, 2)
-        nparts, outer = int(head[0]), int(head[1])
-        if nparts < 1 or outer < 0:
-            _fail(i, "bad concat layout")
-        parts = _pool(t, i, k + 2, 2 * nparts).reshape(nparts, 2)
-        total = 0
-        for rid, w in parts.tolist():
-            if not 0 <= rid < i or w < 0 or outer * w != t.off[rid + 1] - t.off[rid]:
-                _fail(i, "concat part does not match its record")
-            total += outer * w
-        if total != n:
-            _fail(i, "concat size mismatch")
-    elif opc in (K.SUM, K.PROD, K.MAX, K.MIN, K.ARGMAX, K.ARGMIN):
-        outer, m, inner = (int(v) for v in _pool(t, i, k, 3))
-        if min(outer, m, inner) < 0 or outer * m * inner != sa or outer * inner != n or \
-                (m == 0 and opc != K.SUM and opc != K.PROD):
-            _fail(i, "reduction layout does not match the operand")
-    elif opc in (K.CUMSUM, K.CUMPROD, K.SORT):
-        outer, m, inner = (int(v) for v in _pool(t, i, k, 3))
-        if min(outer, m, inner) < 0 or outer * m * inner != sa or \
-                n != (2 * sa if opc == K.SORT else sa):
-            _fail(i, "scan layout does not match the operand")
-        if opc == K.SORT:  # the stored permutation is read back as indices
-            perm = t.val[t.off[i] + sa:t.off[i] + n]
-            if len(perm) and (perm.min() < 0 or perm.max() >= max(m, 1)):
-                _fail(i, "sort permutation out of range")
-    elif opc == K.MATMUL:
-        m, kk, nn, batch = (int(v) for v in _pool(t, i, k, 4))
-        if min(m, kk, nn, batch) < 0 or batch * m * kk != sa or batch * kk * nn != sb or \
-                batch * m * nn != n:
-            _fail(i, "matmul layout does not match the operands")
-    elif opc in (K.INV, K.SOLVE, K.SLOGDET, K.CHOLESKY, K.EIGH):
-        nn, m = (int(v) for v in _pool(t, i, k, 2))
-        expect = {K.INV: nn * nn, K.SOLVE: nn * m, K.SLOGDET: 2, K.CHOLESKY: nn * nn,
-                  K.EIGH: nn + nn * nn}[opc]
-        if nn < 0 or m < 0 or sa != nn * nn or n != expect or \
-                (opc == K.SOLVE and sb != nn * m):
-            _fail(i, "matrix sizes do not match the record")
-    elif opc == K.GUARD:
-        if sa != n:
-            _fail(i, "guard size differs from its operand's")
