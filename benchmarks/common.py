@@ -173,18 +173,22 @@ def cpu_info():
     return cpu, usable
 
 
-def run_in_fresh_interpreter(snippet, root, numba_cache_dir):
-    """Run ``snippet`` in a new interpreter with ``numba_cache_dir`` as Numba's cache and
-    ``root`` importable; return the JSON object its last output line holds."""
+def run_in_fresh_interpreter(snippet, root, numba_cache_dir, with_stderr=False):
+    """Run ``snippet`` in a new interpreter with ``numba_cache_dir`` as Numba's cache (and so
+    jittape's, ``$NUMBA_CACHE_DIR/jittape``) and ``root`` importable; return the JSON object
+    its last output line holds (and its stderr, if ``with_stderr``)."""
     import json
     env = dict(os.environ, NUMBA_CACHE_DIR=str(numba_cache_dir),
                PYTHONPATH=os.pathsep.join(filter(None, [str(root),
                                                         os.environ.get("PYTHONPATH")])))
+    for var in ("JITTAPE_CACHE_DIR", "JITTAPE_QUIET"):
+        env.pop(var, None)
     proc = subprocess.run([sys.executable, "-c", snippet], env=env, cwd=root,
                           capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         sys.exit(f"start-up subprocess failed:\n{proc.stderr}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return (out, proc.stderr) if with_stderr else out
 
 
 def cold_and_warm_startup(snippet, root, quick):
