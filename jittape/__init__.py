@@ -9,8 +9,8 @@ from .api import grad, primal, stop_gradient, value_and_grad
 from .errors import (ActiveConversionError, GuardFailure, JittapeError, NonScalarOutputError,
                      NotDifferentiableError, TapeFormatError)
 from .optimize import minimize
-from .replay import ReplayStats, Tape, TapedFunction, record, taped
-from .tapefile import load
+from .replay import Tape, load, record
+from .taped_function import ReplayStats, TapedFunction, taped
 from .transforms import jacobian, jvp
 from .jitcache import set_quiet
 from .functions import logsumexp

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .replay import taped
+from .taped_function import taped
 
 
 def _with_jacobian(con):

@@ -1,25 +1,23 @@
-"""Record once, replay natively: the :class:`Tape`, :func:`record` and :func:`taped`.
+"""Record once, replay natively: the :class:`Tape`, :func:`record` and :func:`load`.
 
 A recorded tape is a straight-line program. Replaying it at new inputs runs the Numba
 forward sweep (recomputing every record's value) and then the reverse sweep, with no Python
 per record: the taping approach of ADOL-C and CppAD (Griewank & Walther, "Evaluating
 Derivatives", 2nd ed., SIAM 2008, sec. 6.3). The program is valid only where the recorded
 control flow holds: every Python decision taken on an active value is a GUARD record, and a
-guard that comes out differently on replay raises :class:`GuardFailure`. :func:`taped` turns
-that into automatic re-recording, with a small cache of tapes per input shape.
+guard that comes out differently on replay raises :class:`GuardFailure`.
+:func:`jittape.taped` (:mod:`jittape.taped_function`) turns that into automatic re-recording, with a
+small cache of tapes per input shape.
 """
 
 import sys
-import time
-from dataclasses import dataclass
 
 import numpy as np
 
-from . import jitcache
+from . import jitcache, tapefile
 from .sweeps import for_tape
 from .active import Active
-from .api import (_CONTAINERS, _LEAF, _arg_key, _arg_name, _flatten_arg, _normalize_argnums,
-                  _pack_grads, _record)
+from .api import _CONTAINERS, _LEAF, _flatten_arg, _pack_grads, _record
 from .errors import GuardFailure, NonScalarOutputError
 
 
@@ -348,8 +346,7 @@ class Tape:
             raise ValueError("a tape of structured arguments (tuples, lists, dicts) cannot be "
                              "saved as .npz yet; pickle it, or record it with array "
                              "arguments")
-        from .tapefile import save
-        save(self, path)
+        tapefile.save(self, path)
 
 
 def record(f, *args, argnums=0, **kwargs):
@@ -388,153 +385,13 @@ def _td_str(td):
     return f"{td[0].__name__}({body})"
 
 
-@dataclass
-class ReplayStats:
-    """Counters of a :class:`TapedFunction`: ``recordings`` (tapes recorded), ``replays``
-    (calls answered by a cached tape), ``guard_failures`` (replays whose guard failed),
-    ``shape_changes`` (recordings caused by a new shape or structure of the differentiated
-    arguments), ``compilations`` (tapes compiled by :mod:`jittape.compiler`)."""
+def load(path):
+    """Load a tape written by :meth:`Tape.save` (the file is validated first).
 
-    recordings: int = 0
-    replays: int = 0
-    guard_failures: int = 0
-    shape_changes: int = 0
-    compilations: int = 0
-
-
-def _compile_cost_estimate(tape):
-    """Seconds Numba may take to compile ``tape`` (measured cold: 0.7-1.0 s for 12 records,
-    about 2 ms more per generated statement)."""
-    return 1.0 + 0.002 * tape.n_records
-
-
-class _Entry:
-    __slots__ = ("key", "tape", "consts", "spent", "compile_tried")
-
-    def __init__(self, key, tape, consts):
-        self.key, self.tape, self.consts = key, tape, consts
-        self.spent = 0.0  # seconds spent replaying this tape through the interpreter
-        self.compile_tried = False
-
-
-def _snapshot(x):
-    if isinstance(x, np.ndarray):
-        return x.copy()
-    return x
-
-
-def _same(a, b):
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
-                and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
-    try:
-        return bool(a == b) and type(a) is type(b)
-    except Exception:  # incomparable objects: record again rather than risk a stale tape
-        return False
-
-
-class TapedFunction:
-    """``f`` recorded on its first call and replayed natively on later calls.
-
-    Re-records when a guard fails, when a differentiated input's shape changes (for a
-    structured argument: its structure, constant leaves included, or a float leaf's shape),
-    or when a non-differentiated argument changes value (those are constants of the tape,
-    compared by value at each call). Keeps up to ``max_tapes`` tapes, most recently used
-    first, so code that alternates between branches does not re-record every time.
-
-    Methods take the same arguments as ``f``: ``value_and_grad(*args)``, ``grad(*args)``,
-    ``jacobian(*args)`` (array output, one argument), and calling the object returns the value.
-    ``stats`` is a :class:`ReplayStats`.
-
-    ``compile`` chooses when a tape is compiled (:meth:`Tape.compile`): ``"auto"`` (default)
-    once the time spent replaying it through the interpreter exceeds an estimate of the compile
-    time, so compiling never costs more than about twice what it saves (the tiering rule of
-    JIT compilers); ``True`` at its first replay; ``False`` never. Tapes that do not compile
-    (too long) stay interpreted.
+    Raises
+    ------
+    TapeFormatError
+        The file is not a jittape tape, has another format version, or is corrupted.
     """
-
-    def __init__(self, f, argnums=0, max_tapes=8, compile="auto"):
-        if compile not in ("auto", True, False):
-            raise ValueError(f"compile must be 'auto', True or False, got {compile!r}")
-        self.f = f
-        self.argnums = argnums
-        self.max_tapes = int(max_tapes)
-        self.compile = compile
-        self.stats = ReplayStats()
-        self._entries = []
-        self.__name__ = getattr(f, "__name__", "taped")
-        self.__doc__ = getattr(f, "__doc__", None)
-
-    def _run(self, args, kwargs, method):
-        _, nums = _normalize_argnums(self.argnums, len(args))
-        xs = tuple(args[n] for n in nums)
-        key = tuple(_arg_key(args[n], lambda: _arg_name(self.f, n)) for n in nums)
-        others = [a for i, a in enumerate(args) if i not in nums]
-        for idx, e in enumerate(self._entries):
-            if e.key != key or not self._consts_match(e.consts, others, kwargs):
-                continue
-            t0 = time.perf_counter()
-            try:
-                result = method(e.tape, xs, None)
-            except GuardFailure:
-                self.stats.guard_failures += 1
-                continue
-            self.stats.replays += 1
-            if not e.compile_tried and self.compile:
-                e.spent += time.perf_counter() - t0
-                if self.compile is True or e.spent > _compile_cost_estimate(e.tape):
-                    self._try_compile(e)
-            if idx:
-                self._entries.insert(0, self._entries.pop(idx))
-            return result
-        if self._entries and not any(e.key == key for e in self._entries):
-            self.stats.shape_changes += 1
-        tape = _record_tape(self.f, args, kwargs, self.argnums)
-        self.stats.recordings += 1
-        consts = ([_snapshot(a) for a in others], {k: _snapshot(v) for k, v in kwargs.items()})
-        self._entries.insert(0, _Entry(key, tape, consts))
-        del self._entries[self.max_tapes:]
-        # answer from the recording itself: replaying at the same point would redo its work
-        return method(tape, xs, tape.arrays.val)
-
-    def _try_compile(self, entry):
-        entry.compile_tried = True
-        if entry.tape.out_shape != () or entry.tape.out_id < 0:
-            return
-        try:
-            entry.tape.compile()
-        except ValueError:  # too long to be worth compiling: stays interpreted
-            return
-        self.stats.compilations += 1
-
-    @staticmethod
-    def _consts_match(consts, others, kwargs):
-        pos, kw = consts
-        return (len(pos) == len(others) and all(_same(a, b) for a, b in zip(pos, others))
-                and kw.keys() == kwargs.keys() and all(_same(kw[k], kwargs[k]) for k in kw))
-
-    def value_and_grad(self, *args, **kwargs):
-        """``(f(*args), gradient)`` as :func:`jittape.value_and_grad` returns them."""
-        return self._run(args, kwargs, lambda t, xs, val: t.value_and_gradient(*xs, _val=val))
-
-    def grad(self, *args, **kwargs):
-        return self.value_and_grad(*args, **kwargs)[1]
-
-    def jacobian(self, *args, **kwargs):
-        """Jacobian of an array-valued ``f`` w.r.t. its (single) differentiated argument."""
-        return self._run(args, kwargs, lambda t, xs, val: t.jacobian(*xs, _val=val))
-
-    def __call__(self, *args, **kwargs):
-        return self._run(args, kwargs,
-                         lambda t, xs, val: t.value(*xs) if val is None else t._output(val))
-
-
-def taped(f=None, *, argnums=0, max_tapes=8, compile="auto"):
-    """Wrap ``f`` so that it is recorded once and replayed natively afterwards.
-
-    Usable as ``taped(f)`` or as a decorator ``@taped`` / ``@taped(argnums=(0, 1))``.
-    See :class:`TapedFunction`.
-    """
-    if f is None:
-        return lambda g: TapedFunction(g, argnums, max_tapes, compile)
-    return TapedFunction(f, argnums, max_tapes, compile)
+    arrays, out_id, out_shape, out_value, single = tapefile.read(path)
+    return Tape(arrays, out_id, out_shape, out_value, single)

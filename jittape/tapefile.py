@@ -1,6 +1,6 @@
-"""Tapes as data: save to and load from ``.npz`` files, with full validation on load.
+"""Tapes as data: save to and read from ``.npz`` files, with full validation on reading.
 
-A loaded tape is swept by Numba kernels that do no bounds checking, so :func:`load` checks
+A loaded tape is swept by Numba kernels that do no bounds checking, so :func:`read` checks
 every record before accepting the file: opcodes in range, operands recorded earlier, value
 offsets increasing, and every index, pool layout and size consistent with the records it
 refers to (elementwise records by kind, structured ones by their op entry's ``check``). A file that fails any check raises :class:`TapeFormatError`, never a crash in
@@ -35,16 +35,15 @@ def save(tape, path):
              out_shape=np.asarray(tape.out_shape, dtype=np.int64), out_value=out_value)
 
 
-def load(path):
-    """Load a tape written by :meth:`jittape.Tape.save`.
+def read(path):
+    """Read and validate a tape file: ``(arrays, out_id, out_shape, out_value, single)``,
+    the arguments of :class:`jittape.Tape` (:func:`jittape.load` builds it).
 
     Raises
     ------
     TapeFormatError
         The file is not a jittape tape, has another format version, or is corrupted.
     """
-    from .replay import Tape
-
     try:
         with np.load(path, allow_pickle=False) as z:
             data = {name: z[name] for name in z.files}
@@ -80,8 +79,8 @@ def load(path):
     arrays = TapeArrays(cols["op"], cols["a"], cols["b"], cols["k"], cols["c"], cols["off"],
                         cols["pool"], cols["val"], shapes, inputs)
     validate(arrays, out_id, out_shape)
-    return Tape(arrays, out_id, out_shape, float(out_value) if out_value.ndim == 0 else
-                out_value, bool(single))
+    return (arrays, out_id, out_shape, float(out_value) if out_value.ndim == 0 else out_value,
+            bool(single))
 
 
 def _fail(i, why):

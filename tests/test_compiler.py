@@ -77,7 +77,7 @@ def test_long_scalar_tapes_are_left_to_the_interpreter():
 
 
 def test_taped_compiles_once_replays_have_cost_more_than_compiling(monkeypatch):
-    import jittape.replay as R
+    import jittape.taped_function as R
     monkeypatch.setattr(R, "_compile_cost_estimate", lambda tape: 0.0)
     tf = jittape.taped(rosen)
     x = np.linspace(-1, 1, 30)
