@@ -7,28 +7,31 @@ arithmetic) or a float64 ``ndarray``. Every operation computes its primal value 
 ``np.where`` uses it as data (correct at any point on replay), while Python control flow
 (``if``, ``bool``, masks used for indexing) records a GUARD on it.
 
-NumPy functions reach this module through ``__array_ufunc__`` (NEP 13) and
-``__array_function__`` (NEP 18); the handlers for non-ufunc functions are in
-:mod:`jittape.functions`.
+This module also holds the recording primitives the NumPy functions are built from:
+elementwise records (:func:`unary`, :func:`binary`, :func:`compare`, :func:`where`), the
+GATHER/SLICE by flat indices (:func:`gather`, :func:`broadcast_to`) and the free C-order
+:func:`reshape`. NumPy functions reach the active type through ``__array_ufunc__`` (NEP 13)
+and ``__array_function__`` (NEP 18); their handlers are looked up in :mod:`jittape.dispatch`.
 """
 
 import math
-import operator
 
 import numpy as np
 
-from .ops import codes as K
+from . import dispatch
 from .errors import ActiveConversionError, NotDifferentiableError
-from .ops import OPS, SCIPY_UFUNC_OPCODES, UFUNC_OPCODES
-from .optable import COMPARE, UNARY
+from .methods import NdarrayMethods
+from .ops import OPS
+from .primals import _C_FORMS, _NP, _NUMBER, _scalar
+from .ops import codes as K
 
 
-class Active:
+class Active(NdarrayMethods):
     """A primal value that is being recorded; create one with :func:`jittape.grad`.
 
     Attributes are private: ``_t`` the recorder, ``_i`` the record id, ``_v`` the primal
     (``float`` or ``ndarray`` of float64), ``_base`` (unset unless views are involved) the
-    view link of :mod:`jittape.composite`. Shapes follow NumPy's.
+    view link of :mod:`jittape.views`. Shapes follow NumPy's.
 
     Writes follow NumPy's aliasing: ``x[key] = v`` and the in-place operators
     (``+= -= *= /= **= //= %= @=``) update the object itself, so every name bound to it sees
@@ -125,49 +128,7 @@ class Active:
     def __hash__(self):
         return id(self)
 
-    # --- arithmetic ---
-    def __add__(self, y):
-        return binary(K.ADD, self, y)
-
-    def __radd__(self, y):
-        return binary(K.ADD, y, self)
-
-    def __sub__(self, y):
-        return binary(K.SUB, self, y)
-
-    def __rsub__(self, y):
-        return binary(K.SUB, y, self)
-
-    def __mul__(self, y):
-        return binary(K.MUL, self, y)
-
-    def __rmul__(self, y):
-        return binary(K.MUL, y, self)
-
-    def __truediv__(self, y):
-        return binary(K.DIV, self, y)
-
-    def __rtruediv__(self, y):
-        return binary(K.DIV, y, self)
-
-    def __pow__(self, y):
-        return binary(K.POW, self, y)
-
-    def __rpow__(self, y):
-        return binary(K.POW, y, self)
-
-    def __mod__(self, y):
-        return binary(K.REMAINDER, self, y)
-
-    def __rmod__(self, y):
-        return binary(K.REMAINDER, y, self)
-
-    def __floordiv__(self, y):
-        return binary(K.FLOORDIV, self, y)
-
-    def __rfloordiv__(self, y):
-        return binary(K.FLOORDIV, y, self)
-
+    # --- arithmetic: the binary operators are set below the class from _BINARY_OPERATORS ---
     def __divmod__(self, y):
         return binary(K.FLOORDIV, self, y), binary(K.REMAINDER, self, y)
 
@@ -175,49 +136,13 @@ class Active:
         return binary(K.FLOORDIV, y, self), binary(K.REMAINDER, y, self)
 
     def __matmul__(self, y):
-        return _functions.matmul(self, y)
+        return dispatch.OPERATORS["matmul"](self, y)
 
     def __rmatmul__(self, y):
-        return _functions.matmul(y, self)
-
-    # in-place operators: the object itself is updated (every alias and view sees it)
-    def __iadd__(self, y):
-        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
-            return binary(K.ADD, self, y)
-        return _inplace(self, y, lambda x, y: binary(K.ADD, x, y))
-
-    def __isub__(self, y):
-        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
-            return binary(K.SUB, self, y)
-        return _inplace(self, y, lambda x, y: binary(K.SUB, x, y))
-
-    def __imul__(self, y):
-        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
-            return binary(K.MUL, self, y)
-        return _inplace(self, y, lambda x, y: binary(K.MUL, x, y))
-
-    def __itruediv__(self, y):
-        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
-            return binary(K.DIV, self, y)
-        return _inplace(self, y, lambda x, y: binary(K.DIV, x, y))
-
-    def __ipow__(self, y):
-        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
-            return binary(K.POW, self, y)
-        return _inplace(self, y, lambda x, y: binary(K.POW, x, y))
-
-    def __ifloordiv__(self, y):
-        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
-            return binary(K.FLOORDIV, self, y)
-        return _inplace(self, y, lambda x, y: binary(K.FLOORDIV, x, y))
-
-    def __imod__(self, y):
-        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
-            return binary(K.REMAINDER, self, y)
-        return _inplace(self, y, lambda x, y: binary(K.REMAINDER, x, y))
+        return dispatch.OPERATORS["matmul"](y, self)
 
     def __imatmul__(self, y):
-        return _inplace(self, y, _functions.matmul)
+        return dispatch.OPERATORS["inplace"](self, y, dispatch.OPERATORS["matmul"])
 
     def __neg__(self):
         return unary(K.NEG, self)
@@ -247,104 +172,7 @@ class Active:
         return compare(K.NE, self, y)
 
     def __getitem__(self, key):
-        return _functions.getitem(self, key)
-
-    # --- NumPy-style methods ---
-    def sum(self, axis=None, keepdims=False):
-        return np.sum(self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis=None, keepdims=False):
-        return np.mean(self, axis=axis, keepdims=keepdims)
-
-    def prod(self, axis=None, keepdims=False):
-        return np.prod(self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis=None, keepdims=False):
-        return np.max(self, axis=axis, keepdims=keepdims)
-
-    def min(self, axis=None, keepdims=False):
-        return np.min(self, axis=axis, keepdims=keepdims)
-
-    def dot(self, y):
-        return np.dot(self, y)
-
-    def argmax(self, axis=None):
-        return np.argmax(self, axis=axis)
-
-    def argmin(self, axis=None):
-        return np.argmin(self, axis=axis)
-
-    def reshape(self, *shape, order="C"):
-        shape = shape[0] if len(shape) == 1 else shape
-        return np.reshape(self, shape, order=order)
-
-    def ravel(self, order="C"):
-        return np.ravel(self, order=order)
-
-    def flatten(self, order="C"):
-        """A raveled copy (never a view, as NumPy's)."""
-        return _functions.reshape(self, -1, order)
-
-    def transpose(self, *axes):
-        return np.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
-
-    @property
-    def T(self):
-        return np.transpose(self)
-
-    def copy(self, order="C"):
-        # same record, new object: y = x.copy(); y[0] = 0 must leave x alone
-        return type(self)(self._t, self._i, self._v)
-
-    def astype(self, dtype, copy=True):
-        if np.dtype(dtype) != np.float64:
-            raise NotDifferentiableError(
-                f"astype({dtype}) of an active value: only float64 carries derivatives. "
-                f"Use jittape.primal(x).astype(...) for a constant copy.")
-        return self.copy() if copy else self
-
-    def __setitem__(self, key, value):
-        """``x[key] = value``: recorded as a functional update (overwritten elements get no
-        adjoint) that every alias and view of ``x`` sees (:func:`jittape.composite.setitem`)."""
-        _functions.composite.setitem(self, key, value)
-
-    def swapaxes(self, axis1, axis2):
-        return np.swapaxes(self, axis1, axis2)
-
-    def squeeze(self, axis=None):
-        return np.squeeze(self, axis=axis)
-
-    def repeat(self, repeats, axis=None):
-        return np.repeat(self, repeats, axis=axis)
-
-    def take(self, indices, axis=None, out=None, mode="raise"):
-        return np.take(self, indices, axis=axis, out=out, mode=mode)
-
-    def diagonal(self, offset=0, axis1=0, axis2=1):
-        return np.diagonal(self, offset, axis1, axis2)
-
-    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-        return np.trace(self, offset, axis1, axis2, dtype, out)
-
-    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-        return np.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                      **kw)
-
-    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-        return np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                      **kw)
-
-    def cumsum(self, axis=None):
-        return np.cumsum(self, axis=axis)
-
-    def cumprod(self, axis=None):
-        return np.cumprod(self, axis=axis)
-
-    def clip(self, min=None, max=None):
-        return np.clip(self, min, max)
-
-    def round(self, decimals=0):
-        return np.round(self, decimals)
+        return dispatch.OPERATORS["getitem"](self, key)
 
     # --- NumPy protocols ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -361,7 +189,7 @@ class Active:
         if extra:
             raise NotDifferentiableError(
                 f"{name} with keyword(s) {sorted(extra)} on active values is not supported.")
-        handler = UFUNC_HANDLERS.get(ufunc) or _table_handler(ufunc)
+        handler = dispatch.ufunc_handler(ufunc)
         if handler is None:
             if getattr(np, ufunc.__name__, None) is not ufunc:
                 name = f"ufunc {ufunc.__name__} (not NumPy's; e.g. scipy.special)"
@@ -372,7 +200,7 @@ class Active:
         return handler(*inputs)
 
     def __array_function__(self, func, types, args, kwargs):
-        handler = _functions.FUNCTIONS.get(func)
+        handler = dispatch.FUNCTIONS.get(func)
         if handler is None:
             name = f"{getattr(func, '__module__', None) or 'numpy'}.{func.__name__}"
             raise NotDifferentiableError(
@@ -381,6 +209,33 @@ class Active:
                 f"those, or apply it to jittape.primal(x) if you want no derivative through it.")
         return handler(*args, **kwargs)
 
+
+# Python's binary operators, each the elementwise op of the table with the same meaning. The
+# in-place forms update the object itself (NumPy's semantics: every alias and view sees it),
+# except for an active scalar that is not a view: immutable like NumPy's scalars, rebound.
+_BINARY_OPERATORS = {"add": K.ADD, "sub": K.SUB, "mul": K.MUL, "truediv": K.DIV,
+                     "pow": K.POW, "mod": K.REMAINDER, "floordiv": K.FLOORDIV}
+
+
+def _operators(opc):
+    def op(self, y):
+        return binary(opc, self, y)
+
+    def rop(self, y):
+        return binary(opc, y, self)
+
+    def iop(self, y):
+        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
+            return binary(opc, self, y)
+        return dispatch.OPERATORS["inplace"](self, y, op)
+    return op, rop, iop
+
+
+for _name, _opc in _BINARY_OPERATORS.items():
+    for _prefix, _f in zip(("", "r", "i"), _operators(_opc)):
+        _f.__name__ = f"__{_prefix}{_name}__"
+        setattr(Active, _f.__name__, _f)
+del _name, _opc, _prefix, _f
 
 class Predicate(Active):
     """An active comparison result: value ``bool`` or bool ``ndarray``, recorded as 1.0/0.0.
@@ -415,35 +270,14 @@ class Predicate(Active):
     __ror__ = __or__
 
     def __iand__(self, y):
-        return _inplace(self, y, lambda p, q: _logical(K.MUL, p, q))
+        return dispatch.OPERATORS["inplace"](self, y, lambda p, q: _logical(K.MUL, p, q))
 
     def __ior__(self, y):
-        return _inplace(self, y, lambda p, q: _logical(K.MAXIMUM, p, q))
+        return dispatch.OPERATORS["inplace"](self, y, lambda p, q: _logical(K.MAXIMUM, p, q))
 
     def __invert__(self):
         v = ~np.asarray(self._v) if self.ndim else (not self._v)
         return _new(Predicate, self._t, K.RSUBC, self._i, -1, 0, 1.0, v)
-
-
-def _inplace(x, y, op):
-    """``x op= y``: ``op(x, y)`` written into the object ``x`` (NumPy's in-place semantics).
-
-    An active scalar that is not a view of an array is immutable, like NumPy's scalars: the
-    result is a new object and only the name is rebound.
-    """
-    if type(x._v) in (float, bool) and x._base is None:
-        return op(x, y)
-    _functions.composite.writable(x, "output array")
-    r = op(x, y)
-    if isinstance(x, Predicate) and not isinstance(r, Predicate):
-        raise NotDifferentiableError(
-            "in-place arithmetic on an active comparison result (a boolean mask): NumPy "
-            "cannot cast the result to bool. Write m = m + y (a new float array) instead.")
-    if np.shape(r._v) != np.shape(x._v):
-        raise ValueError(f"non-broadcastable output operand with shape {np.shape(x._v)} "
-                         f"doesn't match the broadcast shape {np.shape(r._v)}")
-    _functions.composite.assign(x, r)
-    return x
 
 
 def guard(p):
@@ -506,46 +340,47 @@ def _as_node(t, x, shape):
         return const(t, x)
     if np.size(x._v) == 1 or np.shape(x._v) == shape:
         return x
-    return _functions.broadcast_to(x, shape)
+    return broadcast_to(x, shape)
 
 
-# --- primal functions while recording: each op's `scalar` (math, fast on floats) and its
-# NumPy/SciPy callable (arrays, and NumPy's inf/nan conventions on domain errors)
-def _ufunc_of(opc):
-    """The NumPy or SciPy ufunc computing opcode ``opc``'s primal (from the op table)."""
-    f = OPS[opc].numpy[0] if OPS[opc].numpy else np.positive
-    if isinstance(f, str):
-        import scipy.special
-        f = getattr(scipy.special, f.rsplit(".", 1)[1])
-    return f
+def gather(x, idx, value):
+    """Record ``value = x.flat[idx]`` (``idx`` an int array of value's shape).
+
+    A gather of a comparison result is still a :class:`Predicate` (usable as a mask).
+    """
+    t = x._t
+    flat = np.ravel(idx)
+    if flat.size == 0:
+        return const(t, value)
+    cls = Predicate if isinstance(x, Predicate) else Active
+    start = int(flat[0])
+    if flat.size == 1 or np.all(np.diff(flat) == 1):
+        return _new(cls, t, K.SLICE, x._i, -1, start, 0.0, value)
+    return _new(cls, t, K.GATHER, x._i, -1, t.push_pool(flat), 0.0, value)
 
 
-class _UfuncTable(dict):
-    """opcode -> primal ufunc, resolved on first use (SciPy is imported only if needed)."""
-
-    def __missing__(self, opc):
-        f = self[opc] = _ufunc_of(opc)
-        return f
+def flat_index(x):
+    return np.arange(np.size(x._v)).reshape(np.shape(x._v))
 
 
-_NP = _UfuncTable()
-# (opcode, constant on the right?) -> the opcode that keeps the constant in the c immediate
-_C_FORMS = {(K.ADD, True): K.ADDC, (K.ADD, False): K.ADDC, (K.MUL, True): K.MULC,
-            (K.MUL, False): K.MULC, (K.SUB, True): K.ADDC, (K.SUB, False): K.RSUBC,
-            (K.DIV, True): K.DIVC, (K.DIV, False): K.RDIVC, (K.POW, True): K.POWC,
-            (K.POW, False): K.RPOWC}
-_NUMBER = (float, int)
+def broadcast_to(x, shape):
+    """``np.broadcast_to`` as a GATHER (its adjoint sums over the broadcast axes)."""
+    shape = tuple(shape) if np.ndim(shape) else (int(shape),)
+    if not isinstance(x, Active):
+        return np.broadcast_to(x, shape)
+    if np.shape(x._v) == shape:
+        return x
+    idx = np.broadcast_to(flat_index(x), shape)
+    return gather(x, idx, np.broadcast_to(x._v, shape).copy())
 
 
-def _scalar(f, npf, *xs):
-    """A scalar primal with :mod:`math`, falling back to NumPy's inf/nan conventions."""
-    if f is not None:
-        try:
-            return f(*xs)
-        except (ValueError, OverflowError, ZeroDivisionError):
-            pass
-    with np.errstate(all="ignore"):
-        return float(npf(*xs))
+def reshape(x, shape, order="C"):
+    if order != "C":
+        raise NotDifferentiableError("reshape of an active value supports order='C' only")
+    z = np.reshape(x._v, shape)
+    if isinstance(x, Predicate):
+        return Predicate(x._t, x._i, bool(z) if z.ndim == 0 else z)
+    return Active(x._t, x._i, float(z) if z.ndim == 0 else z)
 
 
 def unary(opc, x):
@@ -637,90 +472,21 @@ def _logical(opc, p, q):
     return _new(Predicate, t, opc, pn._i, qn._i, 0, 0.0, z if shape else bool(z))
 
 
-def _handler(opc):
-    kind = OPS[opc].kind
-    if kind == UNARY:
-        return lambda x: unary(opc, x)
-    if kind == COMPARE:
-        return lambda x, y: compare(opc, x, y)
-    return lambda x, y: binary(opc, x, y)
+def where(cond, x=None, y=None):
+    """``np.where(cond, x, y)``: one WHERE record; the condition (a comparison, active or
+    constant) carries no derivative, so it stays valid at any replayed point."""
+    if x is None and y is None:
+        raise NotDifferentiableError(
+            "np.where(cond) with one argument returns indices, which have no derivative. "
+            "Use np.where(cond, a, b), or np.nonzero(jittape.primal(cond)).")
+    t = _tape_of(cond, x, y)
+    cv = cond._v if isinstance(cond, Active) else np.asarray(cond, dtype=bool)
+    xv = x._v if isinstance(x, Active) else x
+    yv = y._v if isinstance(y, Active) else y
+    z = np.where(cv, xv, yv).astype(np.float64)
+    shape = z.shape
+    cn, xn, yn = (_as_node(t, q, shape) for q in (cond, x, y))
+    return _new(Active, t, K.WHERE, xn._i, yn._i, cn._i, 0.0, z if shape else float(z))
 
 
-def _table_handler(ufunc):
-    """The handler of an op-table ufunc met for the first time: a SciPy ufunc (resolved by
-    name) or one of an op registered after import (jittape.ops.register)."""
-    opc = UFUNC_OPCODES.get(ufunc)
-    if opc is not None:
-        h = UFUNC_HANDLERS[ufunc] = _handler(opc)
-        return h
-    return _scipy_handler(ufunc)
-
-
-def _scipy_handler(ufunc):
-    """The handler of a SciPy ufunc of the op table (resolved by name on first use)."""
-    opc = SCIPY_UFUNC_OPCODES.get(getattr(ufunc, "__name__", None))
-    if opc is None or _NP[opc] is not ufunc:
-        return None
-    h = UFUNC_HANDLERS[ufunc] = _handler(opc)
-    return h
-
-
-def _heaviside(x, h0):
-    """0 for x < 0, h0 at 0, 1 for x > 0: piecewise constant in x (zero derivative)."""
-    return _functions.where(compare(K.GT, x, 0.0), 1.0,
-                            _functions.where(compare(K.EQ, x, 0.0), h0, 0.0))
-
-
-def _core_checked(gufunc, core_ndims, handler):
-    """``handler`` behind NumPy's core-dimension checks of ``gufunc`` (vecdot, matvec,
-    vecmat): the compositions would broadcast a 0-D operand or a length-1 core axis that
-    NumPy refuses. The gufunc runs on zero-stride probes of the core shapes only (O(1))."""
-    def checked(*xs):
-        probes = []
-        for x, k in zip(xs, core_ndims):
-            shape = np.shape(x._v if isinstance(x, Active) else x)
-            probes.append(np.broadcast_to(np.float64(0.0), shape[-k:] if len(shape) >= k
-                                          else shape))
-        gufunc(*probes)  # raises NumPy's own ValueError on a mismatch
-        return handler(*xs)
-    return checked
-
-
-def _ufunc_handlers():
-    h = {f: _handler(opc) for f, opc in UFUNC_OPCODES.items()}
-    # ufuncs that are other ops in disguise
-    h[np.positive] = lambda x: +x
-    h[np.fabs] = lambda x: unary(K.ABS, x)
-    h[np.reciprocal] = lambda x: binary(K.DIV, 1.0, x)
-    h[np.float_power] = lambda x, y: binary(K.POW, x, y)
-    h[np.deg2rad] = h[np.radians] = lambda x: x * (math.pi / 180.0)
-    h[np.rad2deg] = h[np.degrees] = lambda x: x * (180.0 / math.pi)
-    h[np.conjugate] = lambda x: +x  # real values only
-    h[np.divmod] = lambda x, y: (binary(K.FLOORDIV, x, y), binary(K.REMAINDER, x, y))
-    # predicates built from comparisons, so they replay (and guard when used as a mask)
-    h[np.isnan] = lambda x: compare(K.NE, x, x)
-    h[np.isinf] = lambda x: compare(K.EQ, unary(K.ABS, x), math.inf)
-    h[np.isfinite] = lambda x: compare(K.LT, unary(K.ABS, x), math.inf)
-    h[np.signbit] = lambda x: compare(K.LT, binary(K.COPYSIGN, 1.0, x), 0.0)
-    h[np.logical_not] = lambda x: compare(K.EQ, x, 0.0)
-    h[np.logical_xor] = lambda x, y: compare(K.NE, compare(K.NE, x, 0.0),
-                                             compare(K.NE, y, 0.0))
-    h[np.heaviside] = _heaviside
-    h[np.vecdot] = _core_checked(np.vecdot, (1, 1),
-                                 lambda x, y: np.sum(x * y, axis=-1))
-    h[np.matvec] = _core_checked(np.matvec, (2, 1), lambda a, v: np.squeeze(
-        np.matmul(a, np.expand_dims(v, -1)), -1))
-    h[np.vecmat] = _core_checked(np.vecmat, (1, 2), lambda v, a: np.squeeze(
-        np.matmul(np.expand_dims(v, -2), a), -2))
-    h[np.logical_and] = lambda x, y: _logical(K.MUL, *((x, y) if isinstance(x, Predicate)
-                                                        else (y, x)))
-    h[np.logical_or] = lambda x, y: _logical(K.MAXIMUM, *((x, y) if isinstance(x, Predicate)
-                                                           else (y, x)))
-
-    h[np.matmul] = lambda x, y: _functions.matmul(x, y)
-    return h
-
-
-UFUNC_HANDLERS = _ufunc_handlers()
-
-from . import functions as _functions  # noqa: E402  (functions.py builds on this module)
+dispatch.FUNCTIONS[np.where] = where

@@ -22,7 +22,7 @@ import inspect
 import re
 
 from . import rules_arrays, rules_linalg, scalarmath
-from .optable import BINARY, LEAF, SELECT, UNARY
+from .optable import LEAF, SELECT, UNARY
 
 #: Modules whose top-level functions and float constants rules may call by name.
 HELPER_MODULES = (scalarmath, rules_arrays, rules_linalg)

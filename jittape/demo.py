@@ -283,6 +283,32 @@ def show_tape(x=(1.5, -0.5), out=print):
     return text, input_adj, g
 
 
+def _run_mode(mode, title, seed, niter, stepsize, out):
+    """One basin-hopping search with gradients of kind ``mode``; report lines; figures."""
+    res, st = basin_hop(seed=seed, niter=niter, stepsize=stepsize, mode=mode)
+    err = abs(res.fun - LJ13_GLOBAL_MIN)
+    fig = {"energy": float(res.fun), "error": float(err), "nit": int(res.nit),
+           "fun_calls": st["fun_calls"], "fun_time": st["fun_time"], "time": st["time"],
+           "x": res.x}
+    out(title + ", same seed:")
+    out(f"  energy found                 {res.fun:.6f}")
+    out(f"  |error|                      {err:.2e}  "
+        f"({'global minimum reached' if err < TOLERANCE else 'NOT the global minimum'})")
+    out(f"  basin-hopping iterations     {res.nit}")
+    if mode == "fd":
+        out(f"  energy evaluations           {st['fun_calls']} "
+            f"(one value + gradient = {3 * N_ATOMS + 1})")
+    else:
+        out(f"  local minimizer evaluations  {st['fun_calls']} (energy + gradient each)")
+    if mode == "replay":
+        r = fig["replay"] = st["replay"]
+        out(f"  tapes recorded               {r.recordings} (guard failures that "
+            f"re-recorded: {r.guard_failures}); replays: {r.replays}")
+    out(f"  time in the objective        {st['fun_time']:.3f} s")
+    out(f"  wall time                    {st['time']:.2f} s\n")
+    return fig
+
+
 def run_demo(seed=0, niter=60, out=print, compare_fd=True, stepsize=0.4):
     """Find the LJ13 global minimum with basin-hopping + jittape gradients; report.
 
@@ -331,28 +357,7 @@ def run_demo(seed=0, niter=60, out=print, compare_fd=True, stepsize=0.4):
         modes.append(("fd", "SciPy finite differences (no jac: L-BFGS-B 2-point "
                             "differences)"))
     for mode, title in modes:
-        res, st = basin_hop(seed=seed, niter=niter, stepsize=stepsize, mode=mode)
-        err = abs(res.fun - LJ13_GLOBAL_MIN)
-        report[mode] = {"energy": float(res.fun), "error": float(err), "nit": int(res.nit),
-                        "fun_calls": st["fun_calls"], "fun_time": st["fun_time"],
-                        "time": st["time"], "x": res.x}
-        out(title + ", same seed:")
-        out(f"  energy found                 {res.fun:.6f}")
-        out(f"  |error|                      {err:.2e}  "
-            f"({'global minimum reached' if err < TOLERANCE else 'NOT the global minimum'})")
-        out(f"  basin-hopping iterations     {res.nit}")
-        if mode == "fd":
-            out(f"  energy evaluations           {st['fun_calls']} "
-                f"(one value + gradient = {3 * N_ATOMS + 1})")
-        else:
-            out(f"  local minimizer evaluations  {st['fun_calls']} (energy + gradient each)")
-        if mode == "replay":
-            r = st["replay"]
-            report[mode]["replay"] = r
-            out(f"  tapes recorded               {r.recordings} (guard failures that "
-                f"re-recorded: {r.guard_failures}); replays: {r.replays}")
-        out(f"  time in the objective        {st['fun_time']:.3f} s")
-        out(f"  wall time                    {st['time']:.2f} s\n")
+        report[mode] = _run_mode(mode, title, seed, niter, stepsize, out)
     rep, eag = report["replay"], report["eager"]
     out(f"replayed vs eager gradients: {eag['fun_time'] / rep['fun_time']:.1f}x less time in "
         f"the objective")

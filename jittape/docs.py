@@ -28,7 +28,7 @@ NOT_SUPPORTED = [
 ]
 
 
-# handlers that are one-liners in jittape/active.py or functions.py, described here
+# handlers that are one-liners in jittape/ufuncs.py, described here
 _DERIVED = {
     "np.positive": "identity", "np.fabs": "opcode [`abs`](#op-abs)",
     "np.reciprocal": "`1 / x`: opcode [`rdivc`](#op-rdivc)",
@@ -75,8 +75,7 @@ def _links(names):
 
 def ops_markdown():
     """The Markdown text of ``docs/ops.md``."""
-    from .active import UFUNC_HANDLERS
-    from .functions import FUNCTIONS
+    from .functions import FUNCTIONS, UFUNC_HANDLERS
 
     lines = ["# Supported operations", "",
              "Generated from the op table (`jittape/ops.py`) by "

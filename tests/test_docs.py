@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from jittape.active import UFUNC_HANDLERS
+from jittape.functions import UFUNC_HANDLERS
 from jittape.docs import _name, ops_markdown
 from jittape.functions import FUNCTIONS
 from jittape.ops import OPS

@@ -23,7 +23,7 @@ def toy_op():
                                   "z = x^3; xbar += zbar * 3 x^2", scalar=lambda x: x ** 3))
     yield op
     ops.OPS.remove(op)  # leave the table as it was for the other tests
-    del ops.BY_NAME["cube"], ops.UFUNC_OPCODES[cube], jittape.active.UFUNC_HANDLERS[cube]
+    del ops.BY_NAME["cube"], ops.UFUNC_OPCODES[cube], jittape.dispatch.UFUNCS[cube]
     delattr(ops.codes, "CUBE")
 
 

@@ -1,0 +1,193 @@
+"""Rearranging and joining records: the shape primitives the NumPy functions compose.
+
+Rearrangements (transpose, flips, rolls, ``take``, ...) apply the NumPy function itself to
+the flat index array of the input (``np.arange(size).reshape(shape)``) and record one GATHER
+by the result (:func:`_rearrange`): NumPy decides the semantics (argument parsing, negative
+axes, errors, result shape) and the adjoint is the gather's scatter-add. A result that is
+the input in C order is a free reshape (:func:`_alias`). Values that are not in the input
+(constants, the right-hand side of an item assignment) come from one concatenation with the
+raveled input (:func:`_with_extra`). Also here: the argument checks shared by the handlers
+(every refusal names the function and the argument).
+"""
+
+import numpy as np
+
+from .active import Active, Predicate, _check_const, _new, _tape_of, const, flat_index, gather, guard, reshape
+from .errors import NotDifferentiableError
+from .ops import codes as K
+
+try:  # NumPy >= 2
+    from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+except ImportError:  # NumPy 1.x
+    from numpy.core.multiarray import normalize_axis_index
+    from numpy.core.numeric import normalize_axis_tuple
+
+__all__ = ["normalize_axis_index", "normalize_axis_tuple"]  # re-exported for the handlers
+
+
+_NOVALUE = np._NoValue
+
+
+def _has_active(v):
+    if isinstance(v, Active):
+        return True
+    if isinstance(v, (list, tuple)):
+        return any(_has_active(e) for e in v)
+    return False
+
+
+def _refuse_active(fname, **args):
+    """Raise if an index/count/shape argument is active (it has no derivative)."""
+    for name, v in args.items():
+        if _has_active(v):
+            raise NotDifferentiableError(
+                f"np.{fname}: argument '{name}' cannot be an active value (an index, count or "
+                f"shape has no derivative). Use jittape.primal(...) for its current value.")
+
+
+def _unsupported(fname, arg, detail=""):
+    raise NotDifferentiableError(
+        f"np.{fname} with {arg} on active values is not supported" + (f": {detail}" if detail
+                                                                      else "."))
+
+
+def _check_out(fname, out):
+    if out is not None:
+        _unsupported(fname, "out=...", "in-place output is not recorded; assign the result")
+
+
+def _check_dtype(fname, dtype):
+    if dtype is not None and np.dtype(dtype) != np.float64:
+        _unsupported(fname, f"dtype={dtype!r}", "only float64 carries derivatives")
+
+
+def _val(x):
+    """The primal of ``x`` as an ndarray (active or not)."""
+    return np.asarray(x._v if isinstance(x, Active) else x)
+
+
+def _const_array(x):
+    return np.asarray(_check_const(x), dtype=np.float64)
+
+
+def _shape_probe(shape):
+    """A zero-stride array of ``shape``: NumPy shape functions on it cost O(1)."""
+    return np.broadcast_to(np.float64(0.0), shape)
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim)
+    return tuple(sorted(set(out)))
+
+
+def _concrete_key(key):
+    """Replace predicates in an index by bool arrays (guarded); refuse active indices."""
+    if isinstance(key, tuple):
+        return tuple(_concrete_key(k) for k in key)
+    if isinstance(key, Predicate):
+        guard(key)
+        return np.asarray(key._v, dtype=bool)
+    if isinstance(key, Active):
+        raise NotDifferentiableError(
+            "An active float value cannot be an index: an index has no derivative. Use "
+            "jittape.primal(x) to index by its current value (the tape then depends on it), "
+            "or np.where / a boolean mask.")
+    return key
+
+
+def ravel(x, order="C"):
+    return reshape(x, -1, order)
+
+
+def transpose(x, axes=None):
+    if x.ndim < 2 and axes is None:
+        return x
+    return gather(x, np.transpose(flat_index(x), axes), np.transpose(x._v, axes).copy())
+
+
+def _alias(x, shape):
+    """A new active object for the same record, viewed with ``shape`` (no record)."""
+    if isinstance(x, Predicate):  # a rearranged comparison result is still a mask
+        v = np.asarray(x._v, dtype=bool).reshape(shape)
+        return Predicate(x._t, x._i, bool(v) if v.ndim == 0 else v)
+    v = np.asarray(x._v, dtype=np.float64).reshape(shape)
+    return Active(x._t, x._i, float(v) if v.ndim == 0 else v)
+
+
+def _take(x, idx):
+    """Record ``x.flat[idx]``; free (a reshape) when ``idx`` is all of ``x`` in order."""
+    idx = np.asarray(idx, dtype=np.intp)
+    xv = np.ravel(np.asarray(x._v, dtype=np.float64))
+    flat = idx.ravel()
+    if flat.size == xv.size and flat.size and flat[0] == 0 and (
+            flat.size == 1 or bool(np.all(np.diff(flat) == 1))):
+        return _alias(x, idx.shape)
+    r = gather(x, idx, xv[idx])
+    if isinstance(x, Predicate):  # 0/1 values gathered: still a mask
+        v = np.asarray(r._v) != 0.0
+        return Predicate(r._t, r._i, bool(v) if v.ndim == 0 else v)
+    return r
+
+
+def _rearrange(x, fn):
+    """Record ``fn(x)`` for a NumPy function ``fn`` that only moves/selects elements."""
+    return _take(x, fn(flat_index(x)))
+
+
+def _ravel_any(x):
+    return _alias(x, (-1,)) if isinstance(x, Active) else np.ravel(_const_array(x))
+
+
+def _reshape_any(x, shape):
+    return _alias(x, shape) if isinstance(x, Active) else np.reshape(_const_array(x), shape)
+
+
+def _transpose_any(x, perm):
+    perm = tuple(int(p) for p in perm)
+    if perm == tuple(range(len(perm))):
+        return x
+    return transpose(x, perm) if isinstance(x, Active) else np.transpose(x, perm)
+
+
+def concatenate(arrays, axis=0, out=None, **kw):
+    """``np.concatenate`` of active and constant arrays (axis None: raveled); one CONCAT
+    record whose adjoint hands each part its slice."""
+    if out is not None or kw.get("dtype") is not None:
+        raise NotDifferentiableError("np.concatenate(out=/dtype=) on active values")
+    arrays = list(arrays)
+    t = _tape_of(*arrays)
+    if axis is None:
+        arrays, axis = [np.ravel(a) for a in arrays], 0
+    vals = [a._v if isinstance(a, Active) else np.asarray(a, dtype=np.float64) for a in arrays]
+    z = np.concatenate(vals, axis=axis)
+    axis = axis % z.ndim
+    parts = [a if isinstance(a, Active) else const(t, a) for a in arrays]
+    outer = int(np.prod(z.shape[:axis]))
+    layout = [len(parts), outer]
+    for p, pv in zip(parts, vals):
+        layout += [p._i, int(np.prod(pv.shape[axis:]))]
+    return _new(Active, t, K.CONCAT, parts[0]._i, -1, t.push_pool(layout), 0.0, z)
+
+
+def stack(arrays, axis=0, out=None, **kw):
+    """``np.stack``: a concatenation of the arrays with a new axis."""
+    arrays = list(arrays)
+    shape = np.shape(arrays[0]._v if isinstance(arrays[0], Active) else arrays[0])
+    axis = axis % (len(shape) + 1)
+    new = shape[:axis] + (1,) + shape[axis:]
+    return concatenate([reshape(a, new) if isinstance(a, Active) else np.reshape(a, new)
+                        for a in arrays], axis=axis, out=out, **kw)
+
+
+def _with_extra(x, extra):
+    """The raveled active ``x`` followed by the raveled ``extra`` (constant or active): one
+    CONCAT record; ``x``'s elements keep their flat numbers, ``extra``'s start at x.size."""
+    return concatenate([_alias(x, (-1,)), _ravel_any(extra)])
