@@ -266,6 +266,7 @@ def show_tape(x=(1.5, -0.5), out=print):
     x = np.asarray(x, dtype=np.float64)
     tape = jittape.record(_small_function, x)
     text = str(tape)
+    input_adj = np.asarray(tape.gradient(x))  # the reverse sweep over this tape, replayed
     out("def f(x):\n    a = x[0] * x[1]\n    b = np.sin(a)\n    return b + x[0]**2\n")
     out(f"Wengert tape of f at x = {x.tolist()}:")
     out(text)
@@ -274,7 +275,6 @@ def show_tape(x=(1.5, -0.5), out=print):
         "the reverse\nsweep (seeded with 1 at the output, the last record). The adjoint of "
         "the input\nrecord is the gradient; constants and comparisons get none. "
         "[Griewank & Walther 2008]")
-    input_adj = np.asarray(tape.gradient(x))  # the reverse sweep over this tape, replayed
     g = jittape.grad(_small_function)(x)
     exact = np.array([np.cos(x[0] * x[1]) * x[1] + 2 * x[0], np.cos(x[0] * x[1]) * x[0]])
     out(f"\ninput adjoint   {input_adj.tolist()}\njittape.grad    {g.tolist()}\n"
