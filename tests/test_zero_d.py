@@ -1,0 +1,35 @@
+"""0-d values: an active scalar indexes like a NumPy 0-d array (x[()], x[None], x[..., None])
+and advanced indexing is a copy that never links to its base."""
+
+import numpy as np
+import pytest
+
+import jittape
+from jittape.testing import check_grads
+
+
+@pytest.mark.parametrize("key", [(), None, (Ellipsis, None), (None, None)])
+def test_scalar_indexing_follows_numpy(key):
+    f = lambda x: np.sum(np.sin(x)[key] * np.arange(1.0, 2.0))  # noqa: E731
+    x = 0.7
+    assert np.shape(np.asarray(np.sin(x))[key]) == np.shape(jittape.record(
+        lambda x: np.sin(x)[key], x).value(x))
+    check_grads(f, (x,))
+    np.testing.assert_allclose(jittape.grad(f)(x), np.cos(x), rtol=1e-12)
+
+
+def test_scalar_reshape_and_bad_keys():
+    g = jittape.grad(lambda x: np.sum(np.reshape(x * x, (1, 1))))(3.0)
+    assert g == 6.0
+    with pytest.raises(IndexError, match="0-d"):
+        jittape.grad(lambda x: (x * 2.0)[0])(1.0)
+
+
+def test_advanced_indexing_is_a_copy():
+    def f(x):
+        y = x[[0, 1]]       # advanced: a copy
+        y[0] = 100.0        # must not reach x
+        return np.sum(x * x) + np.sum(y)
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(jittape.grad(f)(x), [2.0, 5.0, 6.0])
+    assert jittape.record(f, x).value(x) == pytest.approx(f(x.copy()))
