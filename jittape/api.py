@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from .ops import codes as K
-from .active import Active, _new
+from .active import Active, _new, from_objects
 from .errors import NonScalarOutputError, NotDifferentiableError
 from . import scipy_special as _scipy_special
 from .tape import Recorder
@@ -189,6 +189,8 @@ def _record(f, args, kwargs, argnums, vector_output=False):
     # one treedef per differentiated argument; None if all are plain floats or arrays
     treedefs = tuple(structured.get(n, _LEAF) for n in nums) if structured else None
     out = f(*args, **kwargs)
+    if type(out) is np.ndarray and out.dtype == object:  # return np.array([a, b])
+        out = from_objects(out)
     if vector_output:
         if not isinstance(out, Active):
             out = np.asarray(out, dtype=np.float64)
@@ -205,6 +207,8 @@ def _input(rec, x):
 def _check_output(out, f):
     name = getattr(f, "__name__", "f")
     if isinstance(out, Active):
+        if np.size(out._v) == 1 and np.ndim(out._v):  # shape (1,), (1, 1): a scalar, as in
+            return out.reshape(())                     # HIPS autograd
         if np.shape(out._v) != ():
             raise NonScalarOutputError(
                 f"{name} must return a scalar to be differentiated by grad, but it returned "

@@ -180,7 +180,7 @@ class Tape:
         return leaves
 
     def _require_scalar(self):
-        if self.out_shape != ():
+        if self.out_shape != () and np.prod(self.out_shape) != 1:  # size 1: a scalar (HIPS)
             raise NonScalarOutputError(
                 f"the tape's output has shape {self.out_shape}: use vjp() or jacobian(), "
                 f"gradient() is for scalar outputs")
