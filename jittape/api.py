@@ -36,6 +36,19 @@ def _as_input(x, argnum):
     return float(arr) if arr.ndim == 0 else arr
 
 
+def like_input(g, x):
+    """The gradient ``g`` (a float or float64 array, accumulated in float64) in the form of
+    the differentiated argument ``x``, JAX's and NumPy's convention: an array of ``x``'s
+    floating dtype (float32 stays float32) and shape, 0-d included; a NumPy scalar of its
+    type; a float for Python numbers, integer and boolean data."""
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind == "f":
+        if isinstance(x, np.generic):
+            return x.dtype.type(g)
+        if x.dtype != np.float64 or x.ndim == 0:
+            return np.asarray(g, dtype=x.dtype).reshape(x.shape)
+    return g
+
+
 def _normalize_argnums(argnums, nargs):
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
@@ -279,6 +292,9 @@ def value_and_grad(f, argnums=0):
         for i in tape.inputs:
             g = adj[tape.off[i]:tape.off[i + 1]]
             grads.append(float(g[0]) if i not in tape.shapes else g.reshape(tape.shapes[i]))
+        if treedefs is None:  # plain arguments: each gradient in its argument's form
+            _, nums = _normalize_argnums(argnums, len(args))
+            grads = [like_input(g, args[n]) for g, n in zip(grads, nums)]
         return value, _pack_grads(treedefs, single, grads)
     return value_and_grad_f
 

@@ -33,3 +33,17 @@ def test_advanced_indexing_is_a_copy():
     x = np.array([1.0, 2.0, 3.0])
     np.testing.assert_allclose(jittape.grad(f)(x), [2.0, 5.0, 6.0])
     assert jittape.record(f, x).value(x) == pytest.approx(f(x.copy()))
+
+
+@pytest.mark.parametrize("x", [np.ones(3, np.float32), np.float32(2.0), np.array(2.0),
+                               np.array(2.0, np.float32), 2.0, np.ones(3)],
+                         ids=["f32 array", "f32 scalar", "0-d f64", "0-d f32", "float", "f64"])
+def test_gradient_takes_the_form_of_its_argument(x):
+    """JAX's convention: float32 in, float32 gradient (float64 accumulation inside); a 0-d
+    array's gradient is a 0-d array; eager and replayed alike."""
+    f = lambda x: np.sum(x ** 3)  # noqa: E731
+    for g in (jittape.grad(f)(x), jittape.record(f, x).gradient(x)):
+        assert type(g) is type(x)
+        assert np.shape(g) == np.shape(x)
+        assert getattr(g, "dtype", None) == getattr(x, "dtype", None)
+        np.testing.assert_allclose(g, 3 * np.asarray(x, np.float64) ** 2, rtol=1e-7)
