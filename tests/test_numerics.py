@@ -482,6 +482,7 @@ def test_real_imag_angle_of_real_values():
         z = np.imag(x)
         assert not isinstance(z, Active) and not z.flags.writeable and z.shape == (3,)
         assert np.imag(x[0]) == 0.0
+        assert x.real is x and not x.imag.flags.writeable
         return np.sum(x)
     jittape.grad(same_object)(A(3))
 
@@ -552,3 +553,31 @@ def test_einsum_sublist_errors_are_numpys():
 def test_refusals_name_the_function_and_argument(fn, arg, pattern):
     with pytest.raises(NotDifferentiableError, match=pattern):
         jittape.grad(lambda x: np.sum(fn(x)))(arg)
+
+
+def test_tapes_with_interp_and_correlate_save_load_and_validate(tmp_path):
+    def f(x, k):
+        return np.sum(np.interp(x, np.cumsum(k), np.sin(k)) * np.convolve(x, k, "same")[:3])
+    x, k = A(3), A(3, lo=0.5)
+    tape = jittape.record(f, x, k, argnums=(0, 1))
+    tape.save(tmp_path / "t.npz")
+    loaded = jittape.load(tmp_path / "t.npz")
+    x2, k2 = A(3), A(3, lo=0.5)
+    assert loaded.value(x2, k2) == pytest.approx(f(x2, k2), rel=1e-13)
+    from jittape.ops import codes as K
+    from jittape.tapefile import validate
+    t = loaded.arrays
+    for opc in (K.INTERP, K.CORRELATE):
+        i = int(np.flatnonzero(t.op == opc)[0])
+        good = int(t.k[i]) if opc == K.INTERP else int(t.pool[t.k[i]])
+        if opc == K.INTERP:
+            t.k[i] = good + 1
+        else:
+            t.pool[t.k[i]] = good + 1
+        with pytest.raises(jittape.TapeFormatError, match="does not match"):
+            validate(t, loaded.out_id, loaded.out_shape)
+        if opc == K.INTERP:
+            t.k[i] = good
+        else:
+            t.pool[t.k[i]] = good
+    validate(t, loaded.out_id, loaded.out_shape)
