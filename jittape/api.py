@@ -12,6 +12,7 @@ from .ops import codes as K
 from .active import Active, _new, from_objects
 from .errors import NonScalarOutputError, NotDifferentiableError
 from . import scipy_special as _scipy_special
+from . import scipy_stats as _scipy_stats
 from .tape import Recorder
 
 
@@ -181,6 +182,7 @@ def _record(f, args, kwargs, argnums, vector_output=False):
     """
     single, nums = _normalize_argnums(argnums, len(args))
     _scipy_special.install()  # SciPy imported after jittape: wrap logsumexp now
+    _scipy_stats.install()
     rec = Recorder()
     args = list(args)
     structured = {}  # argnum -> treedef
