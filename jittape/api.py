@@ -227,8 +227,10 @@ def _input(rec, x):
 def _check_output(out, f):
     name = getattr(f, "__name__", "f")
     if isinstance(out, Active):
-        if np.size(out._v) == 1 and np.ndim(out._v):  # shape (1,), (1, 1): a scalar, as in
-            return out.reshape(())                     # HIPS autograd
+        if type(out._v) is float:
+            return out
+        if np.size(out._v) == 1:  # shape (1,), (1, 1): a scalar, as in HIPS autograd
+            return out.reshape(())
         if np.shape(out._v) != ():
             raise NonScalarOutputError(
                 f"{name} must return a scalar to be differentiated by grad, but it returned "
@@ -288,7 +290,7 @@ def value_and_grad(f, argnums=0):
     """
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
-        rec, out, single, _, treedefs = _record(f, args, kwargs, argnums)
+        rec, out, single, nums, treedefs = _record(f, args, kwargs, argnums)
         tape = rec.freeze()
         if isinstance(out, Active):
             adj = tape.reverse(out._i)
@@ -300,7 +302,6 @@ def value_and_grad(f, argnums=0):
             g = adj[tape.off[i]:tape.off[i + 1]]
             grads.append(float(g[0]) if i not in tape.shapes else g.reshape(tape.shapes[i]))
         if treedefs is None:  # plain arguments: each gradient in its argument's form
-            _, nums = _normalize_argnums(argnums, len(args))
             grads = [like_input(g, args[n]) for g, n in zip(grads, nums)]
         return value, _pack_grads(treedefs, single, grads)
     return value_and_grad_f
