@@ -25,6 +25,8 @@ CASES = {
     "zeros_like filled": lambda x: _filled(x),
     "full_like of an active": lambda x: np.sum(np.full_like(x, x[0]) * x),
     "size-1 output": lambda x: x[:1] * 3.0 + x[1:2] ** 2,
+    "ufunc of an object array": lambda x: np.sum(np.sin(np.array([x[0], x[1] * 2])) +
+                                                 np.arctan2(np.array([x[0], x[2]]), 2.0)),
     "float of a comparison": lambda x: x[0] * float(x[0] >= 0) + x[1] * int(x[1] < 0),
 }
 
