@@ -70,7 +70,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     At a knot ``x == xp[j]`` the value is NumPy's ``fp[j]`` and the derivative is one-sided:
     that of the segment to the right (NumPy's search puts the knot there); at the last knot
     and outside the knots it is that of the constant (0 in ``x``). ``xp`` must be
-    increasing (NumPy does not check and then returns meaningless values; here it raises).
+    increasing (NumPy does not check and then returns meaningless values): recording
+    raises otherwise; a replay does not check active knots again.
     """
     _refuse_active("interp", period=period)
     if np.iscomplexobj(_val(fp)):

@@ -22,8 +22,12 @@ from .shaping import (_alias, _rearrange, _refuse_active, _take, _transpose_any,
 
 try:  # NumPy >= 2
     from numpy.lib._function_base_impl import _QuantileMethods
-except ImportError:  # NumPy 1.22-1.26
-    from numpy.lib.function_base import _QuantileMethods
+except ImportError:
+    try:  # NumPy 1.22-1.26
+        from numpy.lib.function_base import _QuantileMethods
+    except ImportError:  # a NumPy without the table: its documented default only
+        _QuantileMethods = {"linear": {"get_virtual_index": lambda n, q: (n - 1) * q,
+                                       "fix_gamma": lambda gamma, _: gamma}}
 
 
 def _as_active(a, *others):

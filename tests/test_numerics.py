@@ -515,8 +515,10 @@ MORE_CASES = [
     case("diff-prepend-append-arrays", lambda a, p: np.diff(a, axis=-1, prepend=p,
                                                             append=np.zeros((2, 1))),
          A(2, 3), A(2, 2)),
-    case("diff-n-too-large", lambda a: np.diff(a, 4) + 0.0 if np.diff(a, 4).size else
-         a * 1.0, A(3)),
+    case("diff-n-too-large", lambda a: [np.diff(a, 4), np.diff(a.reshape(3, 1), 2, axis=1),
+                                        a * 1.0], A(3)),
+    case("diff-n-equals-length", lambda a: np.diff(a, 2, axis=0, prepend=a[:1] * 2.0),
+         A(1, 3)),
     case("cumsum-axes", lambda a: np.stack([np.cumsum(a, axis=k) for k in (0, 1, 2, -1)]),
          A(2, 3, 4), compiled=True),
     case("cumsum-none", lambda a: np.cumsum(a), A(2, 3, 4)),
