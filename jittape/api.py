@@ -9,7 +9,8 @@ import numbers
 import numpy as np
 
 from .ops import codes as K
-from .active import Active, _new, from_objects
+from .active import Active, _new
+from .objects import from_objects
 from .errors import NonScalarOutputError, NotDifferentiableError
 from . import scipy_special as _scipy_special
 from . import scipy_stats as _scipy_stats

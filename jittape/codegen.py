@@ -21,11 +21,17 @@ sweeps themselves), so whole replays are orchestrated from Python (:mod:`jittape
 import inspect
 import re
 
-from . import rules_arrays, rules_linalg, scalarmath
+import sys
+
+from . import scalarmath
+from .ops import OPS
 from .optable import LEAF, SELECT, UNARY
 
-#: Modules whose top-level functions and float constants rules may call by name.
-HELPER_MODULES = (scalarmath, rules_arrays, rules_linalg)
+#: Modules whose top-level functions and float constants rules may call by name: the scalar
+#: helpers and every module that defines a kernel of the op table.
+HELPER_MODULES = (scalarmath,) + tuple(sorted(
+    {sys.modules[k.__module__] for op in OPS for k in (op.forward, op.tangent, op.reverse)
+     if k is not None}, key=lambda m: m.__name__))
 HEADER = "import math\n\nimport numpy as np\nfrom numba import njit\n\n"
 JIT = '@njit(cache={cache}, nogil=True, error_model="numpy")'
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

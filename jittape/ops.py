@@ -13,6 +13,7 @@ import dataclasses
 from . import rules_arrays as A
 from . import rules_elementwise as E
 from . import rules_linalg as L
+from . import rules_signal as SIG
 from .optable import COMPARE, LEAF, UNARY, BINARY, Codes, leaf
 
 _ENTRIES = (
@@ -21,7 +22,7 @@ _ENTRIES = (
     + E.UNARY_OPS + E.CONST_OPS + E.BINARY_OPS + E.COMPARE_OPS + [E.WHERE]
     + A.INDEXING_OPS + A.REDUCTION_OPS + [L.MATMUL] + A.CONTROL_OPS
     + E.MORE_UNARY_OPS + E.MORE_BINARY_OPS + A.SCAN_OPS + L.LINALG_OPS + E.LAST_BINARY_OPS
-    + A.NUMERIC_OPS
+    + SIG.NUMERIC_OPS
 )
 
 OPS = []
