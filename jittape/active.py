@@ -187,28 +187,18 @@ class Active(NdarrayMethods):
 
     # --- NumPy protocols ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        name = f"numpy.{ufunc.__name__}"
-        if method != "__call__":
-            raise NotDifferentiableError(
-                f"{name}.{method} on active values is not supported; use the equivalent "
-                f"function (e.g. np.sum for np.add.reduce).")
-        if kwargs.get("out") is not None:
-            raise NotDifferentiableError(
-                f"{name}(..., out=...) on active values: in-place output is not recorded; "
-                f"assign the result instead (y = {ufunc.__name__}(...)).")
-        extra = {k: v for k, v in kwargs.items() if k != "out" and v is not None}
-        if extra:
-            raise NotDifferentiableError(
-                f"{name} with keyword(s) {sorted(extra)} on active values is not supported.")
-        handler = dispatch.ufunc_handler(ufunc)
+        if method != "__call__" or kwargs:
+            _check_ufunc_call(ufunc, method, kwargs)
+        handler = dispatch.UFUNCS.get(ufunc) or dispatch.ufunc_handler(ufunc)
         if handler is None:
+            name = f"numpy.{ufunc.__name__}"
             if getattr(np, ufunc.__name__, None) is not ufunc:
                 name = f"ufunc {ufunc.__name__} (not NumPy's; e.g. scipy.special)"
             raise NotDifferentiableError(
                 f"{name} has no derivative rule in jittape. `python -m jittape ops` lists "
                 f"the supported operations; compose it from those, or apply it to "
                 f"jittape.primal(x) if you want no derivative through it.")
-        if any(type(x) is np.ndarray and x.dtype == object for x in inputs):
+        if _may_hold_objects(inputs):
             inputs = dispatch.OPERATORS["from_objects"](inputs)
         return handler(*inputs)
 
@@ -220,8 +210,37 @@ class Active(NdarrayMethods):
                 f"{name} has no derivative rule in jittape. "
                 f"`python -m jittape ops` lists the supported operations; compose it from "
                 f"those, or apply it to jittape.primal(x) if you want no derivative through it.")
-        return handler(*dispatch.OPERATORS["from_objects"](args),
-                       **dispatch.OPERATORS["from_objects"](kwargs))
+        if _may_hold_objects(args) or kwargs and _may_hold_objects(kwargs.values()):
+            args = dispatch.OPERATORS["from_objects"](args)
+            kwargs = dispatch.OPERATORS["from_objects"](kwargs)
+        return handler(*args, **kwargs)
+
+
+def _check_ufunc_call(ufunc, method, kwargs):
+    """Refuse ufunc methods (reduce, at, ...) and keywords that jittape does not record."""
+    name = f"numpy.{ufunc.__name__}"
+    if method != "__call__":
+        raise NotDifferentiableError(
+            f"{name}.{method} on active values is not supported; use the equivalent "
+            f"function (e.g. np.sum for np.add.reduce).")
+    if kwargs.get("out") is not None:
+        raise NotDifferentiableError(
+            f"{name}(..., out=...) on active values: in-place output is not recorded; "
+            f"assign the result instead (y = {ufunc.__name__}(...)).")
+    extra = {k: v for k, v in kwargs.items() if k != "out" and v is not None}
+    if extra:
+        raise NotDifferentiableError(
+            f"{name} with keyword(s) {sorted(extra)} on active values is not supported.")
+
+
+def _may_hold_objects(values):
+    """Whether an argument is an object array, or a list/tuple that may hold one (checked
+    without a call per argument: this is on every NumPy function's path)."""
+    for v in values:
+        t = type(v)
+        if t is list or t is tuple or t is dict or t is np.ndarray and v.dtype.kind == "O":
+            return True
+    return False
 
 
 # Python's binary operators, each the elementwise op of the table with the same meaning. The

@@ -19,8 +19,10 @@ _installed = False
 def install():
     """Wrap ``scipy.special.logsumexp`` if SciPy's special module is loaded (idempotent)."""
     global _installed
+    if _installed:  # checked first: this runs at every recording
+        return
     special = sys.modules.get("scipy.special")
-    if _installed or special is None:
+    if special is None:
         return
     from .active import Active
     from .functions import logsumexp as active_logsumexp

@@ -53,12 +53,18 @@ from .shaping import _concrete_key, _const_array, _rearrange, _take, _with_extra
 class _Root:
     """View bookkeeping of a root that has (had) views: its probe, weak refs to views."""
 
-    __slots__ = ("probe", "views", "limit")
+    __slots__ = ("shape", "_probe", "views", "limit")
 
     def __init__(self, shape):
-        self.probe = np.empty(shape, np.uint8)  # never read: only its addresses matter
+        self.shape, self._probe = shape, None
         self.views = []
         self.limit = 8
+
+    @property
+    def probe(self):
+        if self._probe is None:  # made when first needed; never read, only its addresses
+            self._probe = np.empty(self.shape, np.uint8)
+        return self._probe
 
 
 class _Link:
