@@ -324,6 +324,9 @@ def reshape_view(x, shape=None, order="C", *, newshape=None, copy=None):
     r = reshape(x, shape, order)
     if copy:
         return r
+    if not isinstance(x._base, _Link) and isinstance(r, Active) and np.ndim(r._v):
+        # a C-order reshape of a root (contiguous) is always a view: no need to ask NumPy
+        return track_view(x, r, lambda p: np.reshape(p, shape))
     return track(x, r, lambda p: np.reshape(p, shape))
 
 
