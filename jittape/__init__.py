@@ -15,8 +15,10 @@ from .transforms import jacobian, jvp
 from .jitcache import set_quiet
 from .functions import logsumexp
 from . import scipy_special as _scipy_special
+from . import scipy_stats as _scipy_stats
 
 _scipy_special.install()  # only if SciPy's special module is loaded already
+_scipy_stats.install()  # likewise scipy.stats
 
 __version__ = "0.1.0"
 

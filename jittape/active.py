@@ -87,7 +87,9 @@ class Active(NdarrayMethods):
             f"changes).")
 
     def __float__(self):
-        self._lost("float()")
+        self._lost("float() (also what NumPy calls to write an active value into a float "
+                   "array, g[i] = x[0]: make g active, e.g. g = np.zeros_like(x), or build it "
+                   "with np.array([...]) / np.stack)")
 
     def __int__(self):
         self._lost("int()")
@@ -114,13 +116,22 @@ class Active(NdarrayMethods):
         self._lost(".tolist()")
 
     def __array__(self, dtype=None, copy=None):
+        """An active scalar becomes a 0-d object array holding itself, so that
+        ``np.array([a, b])``, ``np.asarray([[a, 1.0], ...])``, ``np.r_``, ``np.c_`` and
+        ``np.block`` of active scalars build object arrays, which jittape turns into one active
+        array wherever it meets them (:func:`from_objects`). Anything else would drop the
+        derivative, and raises."""
+        if type(self._v) is float and (dtype is None or np.dtype(dtype) == object):
+            box = np.empty((), dtype=object)
+            box[()] = self
+            return box
         raise ActiveConversionError(
-            "Converting an active value to a NumPy array (np.asarray, np.array, or "
-            "np.array([a, b]) of active scalars) would drop its derivative. To build an array "
-            "from active values use np.stack([a, b]) or np.concatenate; for the current value "
-            "as a constant use jittape.primal(x). A method of a plain ndarray given an active "
-            "argument (a.dot(x), out[...] = x) converts it too: write np.dot(a, x) or a @ x, "
-            "and build arrays functionally.")
+            "Converting an active value to a NumPy array (np.asarray(x) of an active array, a "
+            "float dtype, writing into a float array) would drop its derivative. Keep x as it is (it behaves as an array), build "
+            "arrays with np.stack / np.concatenate, or take the current value as a constant "
+            "with jittape.primal(x). A method of a plain ndarray given an active argument "
+            "(a.dot(x), out[...] = x) converts it too: write np.dot(a, x) or a @ x, and build "
+            "arrays functionally.")
 
     def __bool__(self):
         return bool(compare(K.NE, self, 0.0))
@@ -197,7 +208,8 @@ class Active(NdarrayMethods):
                 f"{name} has no derivative rule in jittape. `python -m jittape ops` lists "
                 f"the supported operations; compose it from those, or apply it to "
                 f"jittape.primal(x) if you want no derivative through it.")
-        return handler(*inputs)
+        return handler(*(from_objects(x) if type(x) is np.ndarray and x.dtype == object
+                         else x for x in inputs))
 
     def __array_function__(self, func, types, args, kwargs):
         handler = dispatch.FUNCTIONS.get(func)
@@ -207,7 +219,8 @@ class Active(NdarrayMethods):
                 f"{name} has no derivative rule in jittape. "
                 f"`python -m jittape ops` lists the supported operations; compose it from "
                 f"those, or apply it to jittape.primal(x) if you want no derivative through it.")
-        return handler(*args, **kwargs)
+        return handler(*_objects_to_active(args), **{k: _objects_to_active(v)
+                                                     for k, v in kwargs.items()})
 
 
 # Python's binary operators, each the elementwise op of the table with the same meaning. The
@@ -258,6 +271,14 @@ class Predicate(Active):
     def __array__(self, dtype=None, copy=None):
         guard(self)  # used as a plain mask: the control flow depends on every element
         return np.asarray(self._v, dtype=dtype)
+
+    def __float__(self):
+        """A comparison has no derivative to lose: its 0/1 value, guarded (a replay whose
+        comparison comes out differently records again)."""
+        return float(bool(self))
+
+    def __int__(self):
+        return int(bool(self))
 
     def __and__(self, y):
         return _logical(K.MUL, self, y)
@@ -407,6 +428,9 @@ def binary(opc, x, y):
             return Active(t, t.push_scalar(opc, x._i, y._i, 0, 0.0, z), z)
     else:
         act, cst = (x, y) if xa else (y, x)
+        if type(cst) is np.ndarray and cst.dtype == object:  # np.array([a, b]) * x
+            cst = from_objects(cst)
+            return binary(opc, *((act, cst) if xa else (cst, act)))
         t = act._t
         if type(cst) in _NUMBER or (np.ndim(cst) == 0 and np.isrealobj(cst)):
             copc = _C_FORMS.get((opc, xa))
@@ -490,3 +514,43 @@ def where(cond, x=None, y=None):
 
 
 dispatch.FUNCTIONS[np.where] = where
+
+
+def from_objects(a):
+    """The object array ``a`` (``np.array([s, 1.0])`` of active scalars and numbers) as one
+    active array of ``a``'s shape: its active elements and one constant of the numbers are
+    concatenated (one CONCAT), then gathered into place (one GATHER). An object array
+    without actives becomes a float array."""
+    flat = a.ravel()
+    acts = [e for e in flat if isinstance(e, Active)]
+    if not acts:
+        return np.asarray(a, dtype=np.float64)
+    if any(type(e._v) is not float for e in acts):
+        raise NotDifferentiableError(
+            "an object array holding active arrays: build it with np.stack / np.concatenate")
+    t = _tape_of(*acts)
+    value = np.array([e._v if isinstance(e, Active) else float(e) for e in flat])
+    idx, consts, n = np.empty(flat.size, dtype=np.intp), [], 0
+    for p, e in enumerate(flat):
+        if isinstance(e, Active):
+            idx[p], n = n, n + 1
+        else:
+            idx[p] = len(acts) + len(consts)
+            consts.append(float(e))
+    parts = acts + ([const(t, np.array(consts))] if consts else [])
+    layout = [len(parts), 1]
+    for q in parts:
+        layout += [q._i, np.size(q._v)]
+    cat = _new(Active, t, K.CONCAT, parts[0]._i, -1, t.push_pool(layout), 0.0,
+               np.concatenate([np.ravel(q._v) for q in parts]))
+    return gather(cat, idx.reshape(a.shape), value.reshape(a.shape))
+
+
+def _objects_to_active(v):
+    """Object arrays of actives, also inside the lists and tuples of a call's arguments
+    (``np.concatenate([objarr, x])``), as active arrays."""
+    if type(v) is np.ndarray and v.dtype == object:
+        return from_objects(v)
+    if type(v) in (list, tuple):
+        return type(v)(_objects_to_active(e) for e in v)
+    return v

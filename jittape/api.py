@@ -9,9 +9,10 @@ import numbers
 import numpy as np
 
 from .ops import codes as K
-from .active import Active, _new
+from .active import Active, _new, from_objects
 from .errors import NonScalarOutputError, NotDifferentiableError
 from . import scipy_special as _scipy_special
+from . import scipy_stats as _scipy_stats
 from .tape import Recorder
 
 
@@ -34,6 +35,19 @@ def _as_input(x, argnum):
             f"argument {argnum} must be a float or an array of real numbers to be "
             f"differentiated, got {type(x).__name__}: {e}") from None
     return float(arr) if arr.ndim == 0 else arr
+
+
+def like_input(g, x):
+    """The gradient ``g`` (a float or float64 array, accumulated in float64) in the form of
+    the differentiated argument ``x``, JAX's and NumPy's convention: an array of ``x``'s
+    floating dtype (float32 stays float32) and shape, 0-d included; a NumPy scalar of its
+    type; a float for Python numbers, integer and boolean data."""
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind == "f":
+        if isinstance(x, np.generic):
+            return x.dtype.type(g)
+        if x.dtype != np.float64 or x.ndim == 0:
+            return np.asarray(g, dtype=x.dtype).reshape(x.shape)
+    return g
 
 
 def _normalize_argnums(argnums, nargs):
@@ -167,7 +181,8 @@ def _record(f, args, kwargs, argnums, vector_output=False):
     float leaves becomes an input record, in depth-first order.
     """
     single, nums = _normalize_argnums(argnums, len(args))
-    _scipy_special.install()  # SciPy imported after jittape: wrap logsumexp now
+    _scipy_special.install()  # SciPy imported after jittape: wrap its non-ufunc functions now
+    _scipy_stats.install()
     rec = Recorder()
     args = list(args)
     structured = {}  # argnum -> treedef
@@ -189,6 +204,8 @@ def _record(f, args, kwargs, argnums, vector_output=False):
     # one treedef per differentiated argument; None if all are plain floats or arrays
     treedefs = tuple(structured.get(n, _LEAF) for n in nums) if structured else None
     out = f(*args, **kwargs)
+    if type(out) is np.ndarray and out.dtype == object:  # return np.array([a, b])
+        out = from_objects(out)
     if vector_output:
         if not isinstance(out, Active):
             out = np.asarray(out, dtype=np.float64)
@@ -205,6 +222,8 @@ def _input(rec, x):
 def _check_output(out, f):
     name = getattr(f, "__name__", "f")
     if isinstance(out, Active):
+        if np.size(out._v) == 1 and np.ndim(out._v):  # shape (1,), (1, 1): a scalar, as in
+            return out.reshape(())                     # HIPS autograd
         if np.shape(out._v) != ():
             raise NonScalarOutputError(
                 f"{name} must return a scalar to be differentiated by grad, but it returned "
@@ -275,6 +294,9 @@ def value_and_grad(f, argnums=0):
         for i in tape.inputs:
             g = adj[tape.off[i]:tape.off[i + 1]]
             grads.append(float(g[0]) if i not in tape.shapes else g.reshape(tape.shapes[i]))
+        if treedefs is None:  # plain arguments: each gradient in its argument's form
+            _, nums = _normalize_argnums(argnums, len(args))
+            grads = [like_input(g, args[n]) for g, n in zip(grads, nums)]
         return value, _pack_grads(treedefs, single, grads)
     return value_and_grad_f
 

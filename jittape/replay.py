@@ -17,7 +17,7 @@ import numpy as np
 from . import jitcache, tapefile
 from .sweeps import for_tape
 from .active import Active
-from .api import _CONTAINERS, _LEAF, _flatten_arg, _pack_grads, _record
+from .api import _CONTAINERS, _LEAF, _flatten_arg, _pack_grads, _record, like_input
 from .errors import GuardFailure, NonScalarOutputError
 
 
@@ -180,7 +180,7 @@ class Tape:
         return leaves
 
     def _require_scalar(self):
-        if self.out_shape != ():
+        if self.out_shape != () and np.prod(self.out_shape) != 1:  # size 1: a scalar (HIPS)
             raise NonScalarOutputError(
                 f"the tape's output has shape {self.out_shape}: use vjp() or jacobian(), "
                 f"gradient() is for scalar outputs")
@@ -249,12 +249,15 @@ class Tape:
         if not want_grad:
             return value, None
         if self.single and self.treedefs is None:
-            return value, (float(g[0]) if shapes[0] == () else g.reshape(shapes[0]))
+            return value, like_input(float(g[0]) if shapes[0] == () else g.reshape(shapes[0]),
+                                     xs[0])
         grads, pos = [], 0
         for s in shapes:
             m = int(np.prod(s))
             grads.append(float(g[pos]) if s == () else g[pos:pos + m].reshape(s))
             pos += m
+        if self.treedefs is None:
+            grads = [like_input(gi, x) for gi, x in zip(grads, xs)]
         return value, self._pack(grads)
 
     @staticmethod

@@ -12,7 +12,7 @@ shapes must be constants (an active one raises :class:`NotDifferentiableError`).
 import numpy as np
 
 from . import dispatch
-from .active import Active, broadcast_to, flat_index, where
+from .active import Active, broadcast_to, const, flat_index, where
 from .reductions import sum_
 from .shaping import (_NOVALUE, _alias, _check_dtype, _check_out, _const_array, _has_active,
                       _ravel_any, _rearrange, _refuse_active, _shape_probe, _take, _unsupported,
@@ -352,7 +352,31 @@ def pad(array, pad_width, mode="constant", **kwargs):
                  "supported modes are 'constant', 'edge', 'reflect', 'symmetric', 'wrap'")
 
 
+def _like(fill, name=None):
+    def like(a, *args, dtype=None, order="K", subok=True, shape=None, **kw):
+        fv = kw.pop("fill_value", args[0] if args else None)
+        primal = [fv._v if isinstance(fv, Active) else fv] if fill is np.full_like else []
+        value = fill(np.asarray(a._v), *primal, dtype=dtype, shape=shape, **kw)
+        if value.dtype != np.float64 and not isinstance(fv, Active):
+            return value  # an integer or boolean array: a constant, as NumPy's
+        if isinstance(fv, Active):  # full_like(x, s): s broadcast to the shape
+            return broadcast_to(fv * np.ones(value.shape), value.shape).copy()
+        return const(a._t, value)
+    like.__name__ = name or fill.__name__
+    like.__doc__ = (f"``np.{like.__name__}`` of an active array: an active constant of its "
+                    f"shape (so that item assignment of actives into it records), or the "
+                    f"fill value broadcast if that is active" +
+                    (" (zeros: jittape records no uninitialised memory)" if name else "") + ".")
+    return like
+
+
+zeros_like, ones_like, full_like = _like(np.zeros_like), _like(np.ones_like), _like(np.full_like)
+empty_like = _like(np.zeros_like, "empty_like")
+
+
 dispatch.FUNCTIONS.update({
+    np.zeros_like: zeros_like, np.ones_like: ones_like, np.full_like: full_like,
+    np.empty_like: empty_like,
     np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.squeeze: squeeze,
     np.expand_dims: expand_dims, np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d,
     np.atleast_3d: atleast_3d, np.repeat: repeat, np.tile: tile, np.flip: flip,

@@ -17,7 +17,7 @@ def _directional_fd(f, args, nums, dirs, h):
         a = list(args)
         for n, d in zip(nums, dirs):
             a[n] = args[n] + s * h * d
-        return float(f(*a))
+        return float(np.reshape(f(*a), ()))  # a size-1 array output counts as a scalar
     return (shifted(1.0) - shifted(-1.0)) / (2.0 * h)
 
 

@@ -139,3 +139,18 @@ def _ufunc_handlers():
 UFUNC_HANDLERS = dispatch.UFUNCS  # the table tests and docs read
 UFUNC_HANDLERS.update(_ufunc_handlers())
 dispatch.RESOLVERS.append(_resolve)
+
+
+
+def _object_loop_methods():
+    """NumPy applies a ufunc to an object array (``np.sin(np.array([a, b]))`` of active
+    scalars) by calling the method of that name on each element (``a.sin()``): give the
+    active type those methods, each the ufunc's handler, so the result is an object array of
+    actives that jittape turns into an active array where it meets it."""
+    for ufunc, handler in list(UFUNC_HANDLERS.items()):
+        name = getattr(ufunc, "__name__", None)
+        if name and not hasattr(Active, name) and isinstance(ufunc, np.ufunc):
+            setattr(Active, name, handler)
+
+
+_object_loop_methods()

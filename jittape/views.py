@@ -241,8 +241,11 @@ def getitem(x, key):
     advanced indexing a copy.
     """
     v = x._v
-    if type(v) is float:
-        raise TypeError("an active scalar cannot be indexed")
+    if type(v) is float:  # a 0-d value: x[()], x[None], x[..., None] as NumPy's
+        if not _basic(key) or np.asarray(v)[key].ndim == 0 and key != ():
+            raise IndexError("an active scalar (0-d) can be indexed by (), None and ... only")
+        v = np.asarray(v)
+        return gather(x, flat_index(x)[key], v[key].copy())
     if type(key) is int and v.ndim == 1:  # the scalar-loop fast path: x[i]
         n = v.shape[0]
         i = key + n if key < 0 else key
@@ -256,7 +259,18 @@ def getitem(x, key):
             r = _new(Active, x._t, K.SLICE, x._i, -1, start, 0.0, v[start:stop])
             return track(x, r, lambda p: p[start:stop])
     key = _concrete_key(key)
-    return track(x, gather(x, flat_index(x)[key], v[key]), lambda p: p[key])
+    r = gather(x, flat_index(x)[key], v[key])
+    return track(x, r, lambda p: p[key]) if _basic(key) else r  # advanced: always a copy
+
+
+def _basic(key):
+    """Whether indexing by ``key`` is NumPy's basic indexing (ints, slices, None, ...), the
+    kind that gives views; advanced indexing (arrays, lists, masks, bools) copies."""
+    for k in key if type(key) is tuple else (key,):
+        if not (k is None or k is Ellipsis or type(k) is slice or
+                (isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)))):
+            return False
+    return True
 
 
 def _view(x, fn):

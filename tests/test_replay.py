@@ -93,7 +93,7 @@ def test_integral_value_used_as_index_is_guarded():
     np.testing.assert_allclose(tape.gradient(np.array([2.7, 1.0])), [1.0, 30.0 + 1.0])
     with pytest.raises(GuardFailure):
         tape.gradient(np.array([1.5, 1.0]))
-    with pytest.raises(jittape.ActiveConversionError):  # NumPy reports it via __array__
+    with pytest.raises(IndexError):  # a non-integral index: NumPy's own error, as for 1.5
         jittape.grad(lambda x: table[x[0]])(np.array([1.5]))
 
 
