@@ -187,7 +187,7 @@ def _record(f, args, kwargs, argnums, vector_output=False):
     float leaves becomes an input record, in depth-first order.
     """
     single, nums = _normalize_argnums(argnums, len(args))
-    _scipy_special.install()  # SciPy imported after jittape: wrap logsumexp now
+    _scipy_special.install()  # SciPy imported after jittape: wrap its non-ufunc functions now
     _scipy_stats.install()
     rec = Recorder()
     args = list(args)

@@ -23,13 +23,14 @@ import re
 
 import sys
 
-from . import scalarmath
+from . import externals, scalar_special, scalarmath
 from .ops import OPS
-from .optable import LEAF, SELECT, UNARY
+from .optable import LEAF, UNARY
 
 #: Modules whose top-level functions and float constants rules may call by name: the scalar
-#: helpers and every module that defines a kernel of the op table.
-HELPER_MODULES = (scalarmath,) + tuple(sorted(
+#: helpers (SciPy's C functions ``cs_<name>`` too: :mod:`jittape.externals`) and every
+#: module that defines a kernel of the op table.
+HELPER_MODULES = (scalarmath, scalar_special) + tuple(sorted(
     {sys.modules[k.__module__] for op in OPS for k in (op.forward, op.tangent, op.reverse)
      if k is not None}, key=lambda m: m.__name__))
 HEADER = "import math\n\nimport numpy as np\nfrom numba import njit\n\n"
@@ -51,6 +52,9 @@ def _helpers():
 
 
 HELPERS = _helpers()
+#: Helpers compiled as functions of their own rather than inlined into each rule that calls
+#: them (each helper module's ``OUTLINED``): long bodies that several branches call.
+OUTLINED = frozenset(n for mod in HELPER_MODULES for n in getattr(mod, "OUTLINED", ()))
 
 
 def _names_used(obj):
@@ -66,23 +70,32 @@ def helper_source(roots, inline=True):
 
     ``inline``: Numba IR-level inlining (right for the sweeps, which call each helper once or
     twice; straight-line tape kernels that call one many times should pass False)."""
-    seen, todo = {}, list(roots)
+    seen, todo, calls = {}, list(roots), set()
     while todo:
         for name in _names_used(todo.pop()):
             if name in HELPERS and name not in seen:
                 seen[name] = HELPERS[name]
                 todo.append(HELPERS[name])
-    out = []
+            elif name in externals.EXTERNALS:
+                calls.add(name)
+    # inlined at IR level: measured 30% less compile time than separate functions
+    plain = '@njit(error_model="numpy")'
+    deco = '@njit(error_model="numpy", inline="always")' if inline else plain
+    out = [externals.source(calls, deco)] if calls else []
     for name in sorted(seen):
         obj = seen[name]
         if isinstance(obj, float):
             out.append(f"{name} = {obj!r}\n")
         else:
-            # inlined at IR level: measured 30% less compile time than separate functions
-            deco = '@njit(error_model="numpy", inline="always")' if inline else \
-                '@njit(error_model="numpy")'
-            out.append(deco + "\n" + inspect.getsource(obj))
+            out.append((plain if name in OUTLINED else deco) + "\n" + inspect.getsource(obj))
     return "\n\n".join(out)
+
+
+def _calls_out(op):
+    """Whether op's rules call a function LLVM cannot see into (a SciPy kernel, an outlined
+    helper): then its loops cannot vectorize, and a unit-stride copy of a loop is no gain."""
+    names = set().union(*(_names_used(e) for e in (op.value, *op.partials)))
+    return bool(names & (OUTLINED | set(externals.EXTERNALS)))
 
 
 def rule_roots(ops):
@@ -95,12 +108,12 @@ def rule_roots(ops):
 
 # --- elementwise branches -----------------------------------------------------------------
 def _loads(op, strided, what="val"):
-    """Lines loading the operands of element j into x, y (and q)."""
+    """Lines loading the operands of element j into x, y (and q: select, ternary)."""
     if op.kind == UNARY:
         return [f"x = {what}[ia + j]"]
     s = (lambda v: f" * {v}") if strided else (lambda v: "")
     lines = [f"x = {what}[ia + j{s('sa')}]", f"y = {what}[ib + j{s('sb')}]"]
-    if op.kind == SELECT:
+    if op.arity == 3:
         lines.append(f"q = val[iq + j{s('sq')}]")
     return lines
 
@@ -110,7 +123,7 @@ def _strides(op):
         return []
     lines = ["sa = 1 if off[t_a[i] + 1] - ia == n else 0",
              "sb = 1 if off[t_b[i] + 1] - ib == n else 0"]
-    if op.kind == SELECT:
+    if op.arity == 3:
         lines += ["iq = off[t_k[i]]", "sq = 1 if off[t_k[i] + 1] - iq == n else 0"]
     return lines
 
@@ -131,6 +144,8 @@ def _operand_targets(op):
     out = [(op.partials[0], "ia", "sa")]
     if op.kind != UNARY:
         out.append((op.partials[1], "ib", "sb"))
+    if len(op.partials) > 2:
+        out.append((op.partials[2], "iq", "sq"))
     return [t for t in out if t[0] != "0.0"]
 
 
@@ -142,16 +157,20 @@ def _elementwise_reverse(op):
                 f"    adj[ia + j] += {_scaled('adj[o + j]', d)}"]
     # A zero adjoint contributes exactly 0, even where a partial is inf or nan (the untaken
     # side of a where): written as a select in the unit-stride loop, so that it vectorizes.
-    fast = ["if sa == 1 and sb == 1 and ia != ib:", "    for j in range(n):",
+    # (the unit-stride loop needs every operand at unit stride: a size-1 condition too)
+    unit = "sa == 1 and sb == 1 and ia != ib" + (" and sq == 1" if op.arity == 3 else "")
+    slow = ["for j in range(n):", "    g = adj[o + j]", "    if g != 0.0:",
+            "        z = val[o + j]"]
+    slow += ["        " + ln for ln in _loads(op, True)]
+    slow += [f"        adj[{p} + j * {s}] += {_scaled('g', d)}" for d, p, s in targets]
+    if _calls_out(op):  # half the code to compile (measured: 1/4 of a SciPy rule's time)
+        return ["c = ci"] + _strides(op) + slow
+    fast = [f"if {unit}:", "    for j in range(n):",
             "        g = adj[o + j]", "        z = val[o + j]"]
     fast += ["        " + ln for ln in _loads(op, False)]
     fast += [f"        adj[{p} + j] += {_scaled('g', d)} if g != 0.0 else 0.0"
              for d, p, _ in targets]
-    slow = ["else:", "    for j in range(n):", "        g = adj[o + j]",
-            "        if g != 0.0:", "            z = val[o + j]"]
-    slow += ["            " + ln for ln in _loads(op, True)]
-    slow += [f"            adj[{p} + j * {s}] += {_scaled('g', d)}" for d, p, s in targets]
-    return ["c = ci"] + _strides(op) + fast + slow
+    return ["c = ci"] + _strides(op) + fast + ["else:"] + ["    " + ln for ln in slow]
 
 
 def _elementwise_tangent(op):

@@ -36,7 +36,7 @@ import numpy as np
 from . import jitcache
 from .codegen import HEADER, helper_source, rule_roots
 from .ops import OPS, codes
-from .optable import LEAF, SELECT, UNARY
+from .optable import LEAF, UNARY
 
 
 def _codes(pred):
@@ -56,7 +56,7 @@ MAX_STATEMENTS = 1500
 
 def _args(op, x, y, q, c):
     """The arguments of op's generated rule functions ``f_<name>(x, y, q, c)``."""
-    return f"{x}, {y if op.kind != UNARY else '0.0'}, {q if op.kind == SELECT else '0.0'}, " \
+    return f"{x}, {y if op.kind != UNARY else '0.0'}, {q if op.arity == 3 else '0.0'}, " \
         f"{_lit(c)}"
 
 
@@ -100,7 +100,7 @@ class _Gen:
         ops = [int(t.a[i])]
         if t.b[i] >= 0:
             ops.append(int(t.b[i]))
-        if op.kind == SELECT:
+        if op.arity == 3:  # select, ternary: the third operand's id in k
             ops.append(int(t.k[i]))
         return ops
 
@@ -283,11 +283,10 @@ class _Gen:
         else:
             args = _args(op, f"v{a}", f"v{b}", f"v{k}", c)
             self.F(f"v{i} = f_{op.name}({args})")
-            targets = [(a, f"v{a}")] + ([(b, f"v{b}")] if op.kind != UNARY else [])
             if op.differentiable:
-                rev.append((0, f"d0, d1 = d_{op.name}({args}, v{i})"))
-                rev += [(0, f"g{j} += g{i} * d{n}") for n, (j, _) in enumerate(targets)
-                        if op.partials[n] != "0.0"]
+                rev.append((0, f"d0, d1, d2 = d_{op.name}({args}, v{i})"))
+                rev += [(0, f"g{j} += g{i} * d{n}") for n, j in enumerate((a, b, k))
+                        if n < len(op.partials) and op.partials[n] != "0.0"]
         self.R(rev)
 
     def _generic(self, i, op, o, n, a, b, k, c):
@@ -399,11 +398,10 @@ class _Fused:
         if not op.differentiable:
             return []
         args = _args(op, self.ex(a), self.ex(b), self.ex(k), c)
-        lines = [f"d{m}x, d{m}y = d_{op.name}({args}, v{m})"]
-        operands = [a] if op.kind == UNARY else [a, b]
-        for p, (j, d) in enumerate(zip(operands, (f"d{m}x", f"d{m}y"))):
-            if op.partials[p] != "0.0":
-                lines.append(self.acc(j, f"g{m} * {d}"))
+        lines = [f"d{m}x, d{m}y, d{m}q = d_{op.name}({args}, v{m})"]
+        for p, (j, d) in enumerate(zip((a, b, k), "xyq")):  # k: a ternary's third operand
+            if p < len(op.partials) and op.partials[p] != "0.0":
+                lines.append(self.acc(j, f"g{m} * d{m}{d}"))
         return lines
 
     def reverse(self, body):
@@ -438,18 +436,18 @@ def kernel_source(tape):
 
 
 def _rule_functions(ops):
-    """``f_<name>(x, y, q, c)`` and ``d_<name>(x, y, q, c, z) -> (dz/dx, dz/dy)`` of each
-    elementwise op, from its entry (plain calls: LLVM inlines them, and Numba-level inlining
-    in straight-line code multiplies compile time)."""
+    """``f_<name>(x, y, q, c)`` and ``d_<name>(x, y, q, c, z) -> (dz/dx, dz/dy, dz/dq)`` of
+    each elementwise op, from its entry (plain calls: LLVM inlines them, and Numba-level
+    inlining in straight-line code multiplies compile time)."""
     out = []
     for op in ops:
         if not op.elementwise:
             continue
-        dy = op.partials[1] if len(op.partials) > 1 else "0.0"
+        d = ", ".join(f"({p})" for p in (list(op.partials) + ["0.0"] * 3)[:3])
         out.append('@njit(error_model="numpy")\n'
                    f"def f_{op.name}(x, y, q, c):\n    return {op.value}\n\n\n"
                    '@njit(error_model="numpy")\n'
-                   f"def d_{op.name}(x, y, q, c, z):\n    return ({op.partials[0]}), ({dy})\n")
+                   f"def d_{op.name}(x, y, q, c, z):\n    return {d}\n")
     return "\n\n".join(out)
 
 

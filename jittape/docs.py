@@ -22,8 +22,10 @@ NOT_SUPPORTED = [
     ("ufunc methods (np.add.reduce, np.add.at, ...)", "use np.sum / indexing instead"),
     ("out= arguments, in-place ufuncs on ndarrays holding active values",
      "assign the result instead"),
-    ("scipy.special.gamma, beta, and other special functions not listed above",
-     "gammaln, digamma, ... compose most uses"),
+    ("other scipy.special functions (hyp2f1, ellipk, zeta, ...)",
+     "not yet; apply them to jittape.primal(x) for no derivative"),
+    ("derivatives with respect to orders and shapes (iv's v, gammainc's a, betainc's a and b, "
+     "polygamma's n, multigammaln's d)", "no closed form; pass constants (jittape.primal)"),
     ("np.array([a, b]) of active scalars", "use np.stack([a, b])"),
 ]
 
@@ -88,7 +90,7 @@ def ops_markdown():
     for s in OPS:
         names = ", ".join(f"`{_name(f)}`" for f in s.numpy)
         lines.append(f"| {s.code} | <a id=\"op-{s.name}\"></a>`{s.name}` | {names} | "
-                     f"{s.doc.replace('|', '&#124;')} |")
+                     f"{s.rule.replace('|', '&#124;')} |")
         for f in s.numpy:
             primitive.setdefault(_name(f), []).append(s.name)
     lines += ["", "## NumPy and SciPy functions on active values", "",

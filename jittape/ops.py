@@ -2,10 +2,10 @@
 
 Each entry (:class:`jittape.optable.Op`) gives an op's name, kind, NumPy mapping, value rule,
 derivative rules and test spec; the entries live in :mod:`jittape.rules_elementwise`,
-:mod:`jittape.rules_arrays` and :mod:`jittape.rules_linalg`. The forward, reverse and
-tangent sweeps, the tape compiler, the ufunc dispatch, ``python -m jittape ops``, the docs
-page and the generic rule tests are generated from this list. Adding an op is adding an
-entry (append: the position is the opcode, which tape files store).
+:mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg` and :mod:`jittape.rules_special`.
+The forward, reverse and tangent sweeps, the tape compiler, the ufunc dispatch, ``python -m
+jittape ops``, the docs page and the generic rule tests are generated from this list. Adding
+an op is adding an entry (append: the position is the opcode, which tape files store).
 """
 
 import dataclasses
@@ -14,7 +14,8 @@ from . import rules_arrays as A
 from . import rules_elementwise as E
 from . import rules_linalg as L
 from . import rules_signal as SIG
-from .optable import COMPARE, LEAF, UNARY, BINARY, Codes, leaf
+from . import rules_special as SP
+from .optable import COMPARE, LEAF, UNARY, BINARY, TERNARY, Codes, leaf
 
 _ENTRIES = (
     [leaf("input", "leaf: the adjoint accumulated here is the gradient"),
@@ -23,6 +24,7 @@ _ENTRIES = (
     + A.INDEXING_OPS + A.REDUCTION_OPS + [L.MATMUL] + A.CONTROL_OPS
     + E.MORE_UNARY_OPS + E.MORE_BINARY_OPS + A.SCAN_OPS + L.LINALG_OPS + E.LAST_BINARY_OPS
     + SIG.NUMERIC_OPS
+    + SP.SPECIAL_OPS
 )
 
 OPS = []
@@ -41,7 +43,7 @@ def register(op):
     OPS.append(op)
     BY_NAME[op.name] = op
     setattr(codes, op.name.upper(), op.code)
-    if op.kind in (UNARY, BINARY, COMPARE) and not op.uses_c:
+    if op.kind in (UNARY, BINARY, COMPARE, TERNARY) and not op.uses_c:
         for f in op.numpy:
             if isinstance(f, str):
                 SCIPY_UFUNC_OPCODES.setdefault(f.rsplit(".", 1)[1], op.code)
@@ -74,9 +76,9 @@ def _np_name(f):
 
 def format_table():
     """The op table as text (what ``python -m jittape ops`` prints)."""
-    lines = [f"{'code':>4}  {'name':<10}{'arity':>6}  {'numpy':<34}derivative rule"]
+    lines = [f"{'code':>4}  {'name':<12}{'arity':>6}  {'numpy':<34}derivative rule"]
     for s in OPS:
         np_names = ", ".join(_np_name(f) for f in s.numpy)
         arity = "n" if s.arity < 0 else str(s.arity)
-        lines.append(f"{s.code:>4}  {s.name:<10}{arity:>6}  {np_names:<34}{s.doc}")
+        lines.append(f"{s.code:>4}  {s.name:<12}{arity:>6}  {np_names:<34}{s.rule}")
     return "\n".join(lines)

@@ -4,24 +4,38 @@ An op is one :class:`Op` entry and nothing else anywhere names it: the sweeps
 (:mod:`jittape.codegen`), the tape compiler, the NumPy dispatch of elementwise ufuncs,
 ``python -m jittape ops``, the docs page and the generic rule tests are all generated from
 the entries. The entries themselves are in :mod:`jittape.rules_elementwise`,
-:mod:`jittape.rules_arrays` and :mod:`jittape.rules_linalg`; :mod:`jittape.ops` assembles
-them in opcode order.
+:mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg` and :mod:`jittape.rules_special`;
+:mod:`jittape.ops` assembles them in opcode order.
 
 Rule convention (one explanatory block instead of one per op)
 -------------------------------------------------------------
-Elementwise ops (kinds ``unary``, ``binary``, ``compare``, ``select``) give
+Elementwise ops (kinds ``unary``, ``binary``, ``compare``, ``select``, ``ternary``) give
 
 * ``value``: the result ``z`` as a Python expression in the operands ``x`` (and ``y``; the
-  condition ``q`` of a select) and the record's float immediate ``c``;
-* ``partials``: the local partial derivatives ``dz/dx`` (and ``dz/dy``) as expressions in
-  ``x``, ``y``, ``z``, ``c``; ``"0.0"`` for none.
+  third operand ``q``: a select's condition, a ternary op's last argument) and the record's
+  float immediate ``c``;
+* ``partials``: the local partial derivatives ``dz/dx`` (and ``dz/dy``, ``dz/dq`` for a
+  ternary op) as expressions in ``x``, ``y``, ``q``, ``z``, ``c``; ``"0.0"`` for none.
 
 From the partials the generator writes the tangent rule ``zdot = sum_k dz/dx_k * xdot_k``
 and the adjoint rule ``xbar_k += zbar * dz/dx_k`` (Griewank & Walther, "Evaluating
 Derivatives", 2nd ed., sec. 3.1-3.2), and the second-order rules later. Expressions may
-call :mod:`math`, ``np`` scalar functions and the helpers of :mod:`jittape.scalarmath` by
-name. Operands of size 1 broadcast (stride 0); their adjoint contributions accumulate,
-which is the sum broadcasting's adjoint needs.
+call :mod:`math`, ``np`` scalar functions, the helpers of :mod:`jittape.scalarmath` and
+:mod:`jittape.scalar_special`, and SciPy's own C special functions as ``cs_<name>``
+(:mod:`jittape.externals`) by name. Operands of size 1 broadcast (stride 0); their adjoint
+contributions accumulate, which is the sum broadcasting's adjoint needs.
+
+Operands with no derivative rule. Some functions have arguments with respect to which no
+cheap closed-form derivative exists (the order ``v`` of ``iv``, the shape ``a`` of
+``gammainc``). Their entry names its arguments (``args``, in the function's order) and lists
+those that must be constants (``constant``); the NumPy dispatch refuses an active value
+there with :class:`jittape.errors.NotDifferentiableError` naming the function, the argument
+and what to do, and the entry's partial for it is ``"0.0"`` (a constant has no adjoint).
+
+Ternary functions (``betainc(a, b, x)``) are elementwise ops of kind ``ternary``: three
+operand records, all broadcast to the result's shape like a binary op's; the third one's id
+is kept in the record's ``k`` immediate, as a select keeps its condition, so the record
+layout, the tape files and the operand checks are those of ``select``.
 
 Structured ops (reductions, products, gathers, scans, linear algebra) give kernels written
 side by side, plain Python functions that the generator copies into the sweep source:
@@ -41,9 +55,9 @@ n-ary records whose operands are listed in ``pool``).
 from dataclasses import dataclass, field
 
 # What an op is. The generator dispatches on the kind; nothing dispatches on a name.
-LEAF, UNARY, BINARY, COMPARE, SELECT, STRUCTURED = (
-    "leaf", "unary", "binary", "compare", "select", "structured")
-ELEMENTWISE = (UNARY, BINARY, COMPARE, SELECT)
+LEAF, UNARY, BINARY, COMPARE, SELECT, TERNARY, STRUCTURED = (
+    "leaf", "unary", "binary", "compare", "select", "ternary", "structured")
+ELEMENTWISE = (UNARY, BINARY, COMPARE, SELECT, TERNARY)
 
 
 @dataclass(frozen=True)
@@ -69,7 +83,8 @@ class Op:
     name : str
         Lower-case name, unique; ``python -m jittape ops`` and tapes printed show it.
     kind : str
-        One of ``leaf``, ``unary``, ``binary``, ``compare``, ``select``, ``structured``.
+        One of ``leaf``, ``unary``, ``binary``, ``compare``, ``select``, ``ternary``,
+        ``structured``.
     numpy : tuple
         NumPy callables (or ``"scipy.special.name"`` strings, resolved lazily) that record
         this op when given active values.
@@ -95,6 +110,12 @@ class Op:
         kernel read out of bounds, or None.
     spec : Spec
         Domain and shapes for the generic rule checker.
+    args : tuple of str
+        Elementwise ops: the names of the function's arguments, in order (the operands
+        ``x``, ``y``, ``q``), for error messages and docs.
+    constant : tuple of str
+        The arguments (names from ``args``) that must not be active: no derivative rule
+        exists with respect to them; the dispatch refuses an active value there.
     code : int
         The opcode (the op's position in the table; the tape file format: append only).
     """
@@ -114,15 +135,25 @@ class Op:
     fusion: str = None
     check: object = None
     spec: Spec = field(default_factory=Spec)
+    args: tuple = ()
+    constant: tuple = ()
     code: int = -1
 
     @property
     def arity(self):
         """Record operands: 0 leaves, 1 unary, 2 binary, 3 select, -1 n-ary (in the pool)."""
-        return {LEAF: 0, UNARY: 1, BINARY: 2, COMPARE: 2, SELECT: 3}.get(self.kind,
-                                                                          self._arity)
+        return {LEAF: 0, UNARY: 1, BINARY: 2, COMPARE: 2, SELECT: 3, TERNARY: 3}.get(
+            self.kind, self._arity)
 
     _arity: int = 1
+
+    @property
+    def rule(self):
+        """``doc`` with the arguments that must be constants (for the printouts and docs)."""
+        if not self.constant:
+            return self.doc
+        return (f"{self.doc}   [{', '.join(self.constant)}: constant, no derivative; "
+                f"active raises]")
 
     @property
     def elementwise(self):
@@ -137,14 +168,22 @@ class Op:
 
 
 def elementwise(name, kind, numpy, value, partials, doc, scalar=None, uses_c=False,
-                lo=-2.0, hi=2.0, shapes=None, fn=None):
-    """An elementwise entry; ``partials`` may be one expression for a unary op."""
+                lo=-2.0, hi=2.0, shapes=None, fn=None, args=None, constant=()):
+    """An elementwise entry; ``partials`` may be one expression for a unary op.
+
+    ``args`` defaults to the operand names ``x``, ``y``, ``q``; every name in ``constant``
+    must be one of ``args`` and have the partial ``"0.0"``.
+    """
     partials = (partials,) if isinstance(partials, str) else tuple(partials)
     if shapes is None:
         shapes = ((((),), ((5,),), ((2, 3),)) if kind == UNARY else
                   (((4,), (4,)), ((2, 3), ()), ((), (3,))))
+    args = tuple(args or ("x", "y", "q")[:len(partials)])
+    for name_ in constant:
+        if partials[args.index(name_)] != "0.0":
+            raise ValueError(f"{name}: constant argument {name_} has a partial derivative")
     return Op(name, kind, tuple(numpy), doc, value, partials, scalar, uses_c,
-              spec=Spec(lo, hi, shapes, fn))
+              spec=Spec(lo, hi, shapes, fn), args=args, constant=tuple(constant))
 
 
 def structured(name, numpy, doc, forward, tangent=None, reverse=None, arity=1, checks=False,

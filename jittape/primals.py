@@ -14,6 +14,7 @@ def _ufunc_of(opc):
     if isinstance(f, str):
         import scipy.special
         f = getattr(scipy.special, f.rsplit(".", 1)[1])
+        f = getattr(f, "__wrapped_by_jittape__", f)  # SciPy's own, not jittape's wrapper
     return f
 
 

@@ -188,8 +188,10 @@ class TapeArrays:
             args = [f"v{x}" for x in (a, b) if x >= 0]
             if spec.uses_c:
                 args.append(f"{self.c[i]:g}")
-            if spec.kind == SELECT:
+            if spec.kind == SELECT:  # where(cond, x, y)
                 args.insert(0, f"v{int(self.k[i])}")
+            elif spec.arity == 3:  # a ternary function's third argument
+                args.append(f"v{int(self.k[i])}")
             return f"{spec.name}({', '.join(args)})"
 
         rows = [(f"v{i}", names.get(i) or operation(i), show(self.val, i),

@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import TapeFormatError
 from .ops import OPS, codes
-from .optable import BINARY, COMPARE, LEAF, SELECT, STRUCTURED, UNARY
+from .optable import BINARY, COMPARE, LEAF, SELECT, STRUCTURED, TERNARY, UNARY
 from .tape import TapeArrays
 
 MAGIC = "jittape-tape"
@@ -122,10 +122,10 @@ def validate(t, out_id=-1, out_shape=()):
 def _check_operands(t, n, kind, size):
     """Operands are earlier records, and elementwise operand sizes fit the result's."""
     ids = np.arange(n)
-    two = np.isin(kind, [BINARY, COMPARE, SELECT]) | np.array(
-        [OPS[c].arity == 2 for c in t.op.tolist()], dtype=bool)
-    for name, col, needed in (("a", t.a, kind != LEAF), ("b", t.b, two),
-                              ("k", t.k, kind == SELECT)):
+    arity = np.array([OPS[c].arity for c in t.op.tolist()])
+    three = np.isin(kind, [SELECT, TERNARY])  # the third operand's id in k
+    for name, col, needed in (("a", t.a, kind != LEAF), ("b", t.b, (arity == 2) | three),
+                              ("k", t.k, three)):
         bad = needed & ((col < 0) | (col >= ids))
         if bad.any():
             _fail(int(np.argmax(bad)), f"operand {name} is not an earlier record")
@@ -133,12 +133,12 @@ def _check_operands(t, n, kind, size):
         raise TapeFormatError("corrupted tape: integer pool out of range")
     sa = np.where(t.a >= 0, size[np.clip(t.a, 0, n - 1)], 0)
     sb = np.where(t.b >= 0, size[np.clip(t.b, 0, n - 1)], 0)
-    sq = np.where(kind == SELECT, size[np.clip(t.k, 0, n - 1)], 1)
+    sq = np.where(three, size[np.clip(t.k, 0, n - 1)], 1)
     bad = (kind == UNARY) & (sa != size)
     if bad.any():
         _fail(int(np.argmax(bad)), "operand size differs from the result's")
     fits = lambda s: (s == size) | (s == 1)  # noqa: E731  (size-1 operands broadcast)
-    bad = np.isin(kind, [BINARY, COMPARE, SELECT]) & ~(fits(sa) & fits(sb) & fits(sq))
+    bad = np.isin(kind, [BINARY, COMPARE, SELECT, TERNARY]) & ~(fits(sa) & fits(sb) & fits(sq))
     if bad.any():
         _fail(int(np.argmax(bad)), "operand sizes do not broadcast to the result's")
 

@@ -12,21 +12,62 @@ import math
 import numpy as np
 
 from . import dispatch
-from .active import Active, Predicate, _logical, binary, compare, unary, where
+from .active import (Active, Predicate, _as_node, _check_const, _logical, _new, _tape_of,
+                     binary, compare, unary, where)
+from .errors import NotDifferentiableError
 from .primals import _NP
 from .ops import OPS, SCIPY_UFUNC_OPCODES, UFUNC_OPCODES
 from .ops import codes as K
-from .optable import COMPARE, UNARY
+from .optable import COMPARE, TERNARY, UNARY
 from .products import matmul
 
 
 def _handler(opc):
-    kind = OPS[opc].kind
-    if kind == UNARY:
-        return lambda x: unary(opc, x)
-    if kind == COMPARE:
-        return lambda x, y: compare(opc, x, y)
-    return lambda x, y: binary(opc, x, y)
+    """The handler recording op ``opc`` (any elementwise kind), refusing active values for
+    the arguments its entry lists as ``constant``."""
+    op = OPS[opc]
+    if op.kind == UNARY:
+        h = lambda x: unary(opc, x)  # noqa: E731
+    elif op.kind == COMPARE:
+        h = lambda x, y: compare(opc, x, y)  # noqa: E731
+    elif op.kind == TERNARY:
+        h = lambda x, y, q: ternary(opc, x, y, q)  # noqa: E731
+    else:
+        h = lambda x, y: binary(opc, x, y)  # noqa: E731
+    return _constants_checked(op, h) if op.constant else h
+
+
+op_handler = _handler  # for the wrappers of SciPy's non-ufunc functions (scipy_special)
+
+
+def _constants_checked(op, handler):
+    fname = op.numpy[0] if isinstance(op.numpy[0], str) else f"numpy.{op.numpy[0].__name__}"
+    constant = [(i, a) for i, a in enumerate(op.args) if a in op.constant]
+    free = ", ".join(a for a in op.args if a not in op.constant)
+
+    def checked(*xs):
+        for i, a in constant:
+            if isinstance(xs[i], Active):
+                raise NotDifferentiableError(
+                    f"{fname}({', '.join(op.args)}): argument {a} is active, but jittape has "
+                    f"no derivative with respect to {a}, only with respect to {free}. Pass "
+                    f"{a} as a constant: a number or array, or jittape.primal({a}) for its "
+                    f"current value (a replayed tape records again where it changes).")
+        return handler(*xs)
+    return checked
+
+
+def ternary(opc, x, y, q):
+    """Record the elementwise ternary op ``opc`` on ``x``, ``y``, ``q`` (one is active): all
+    three broadcast to the result's shape as a binary op's operands do; the third record's id
+    goes into the record's ``k``, as a select's condition."""
+    t = _tape_of(x, y, q)
+    vals = [a._v if isinstance(a, Active) else _check_const(a) for a in (x, y, q)]
+    with np.errstate(all="ignore"):
+        z = _NP[opc](*vals)
+    shape = np.shape(z)
+    xn, yn, qn = (_as_node(t, a, shape) for a in (x, y, q))
+    return _new(Active, t, opc, xn._i, yn._i, qn._i, 0.0, z if shape else float(z))
 
 
 def _resolve(ufunc):

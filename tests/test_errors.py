@@ -54,8 +54,8 @@ def test_ufunc_without_rule_is_named():
 
 def test_scipy_ufunc_without_rule_is_named():
     import scipy.special as sp
-    with pytest.raises(NotDifferentiableError, match="ufunc gamma .*scipy.special"):
-        jittape.grad(lambda x: np.sum(sp.gamma(x)))(X)
+    with pytest.raises(NotDifferentiableError, match="ufunc ellipk .*scipy.special"):
+        jittape.grad(lambda x: np.sum(sp.ellipk(x)))(X)
 
 
 def test_function_without_rule_is_named():

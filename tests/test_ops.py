@@ -57,7 +57,7 @@ def _numpy_callable(op):
 # every differentiable elementwise op of the table, from its own test spec (domain, shapes)
 SPECS = []
 for _op in OPS:
-    if _op.kind in ("unary", "binary") and _op.numpy and not _op.uses_c and \
+    if _op.kind in ("unary", "binary", "ternary") and _op.numpy and not _op.uses_c and \
             _op.differentiable:
         for _shapes in _op.spec.shapes:
             SPECS.append(S(_op.name, _op.spec.fn or _numpy_callable(_op), *_shapes,

@@ -267,7 +267,7 @@ def _corrupt(path, out, **changes):
 
 
 @pytest.mark.parametrize("change", [
-    lambda d: dict(op=np.where(d["op"] == d["op"].max(), 99, d["op"]).astype(np.int32)),
+    lambda d: dict(op=np.where(d["op"] == d["op"].max(), 9999, d["op"]).astype(np.int32)),
     lambda d: dict(a=np.full_like(d["a"], 10 ** 6)),
     lambda d: dict(pool=d["pool"] + 10 ** 6),
     lambda d: dict(off=d["off"][:-1]),

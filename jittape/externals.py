@@ -1,0 +1,87 @@
+"""SciPy's own C special functions, called by name from generated Numba code.
+
+Rules may call ``cs_<name>(...)``: SciPy's float64 kernel of ``scipy.special.<name>``, the
+very code the ufunc runs, so a replayed value equals SciPy's bit for bit. SciPy exports these
+kernels as C function pointers in ``scipy.special.cython_special.__pyx_capi__`` (PyCapsules
+named by their C signature; Cython's ``cpdef`` functions take a trailing ``int``
+``skip_dispatch`` argument, passed as 0).
+
+How they reach Numba without breaking its disk cache (measured, Numba 0.68): a ``ctypes``
+pointer is lowered as an address constant, a "dynamic global", and a function using one is
+never cached ("Cannot cache ... as it uses dynamic globals"). Instead a generated module
+registers each kernel's address with LLVM under a fixed symbol name (``jittape_cs_<name>``,
+:func:`bind`, called when the module is imported) and declares it as a
+``numba.types.ExternalFunction`` of that name: the machine code calls the symbol, which the
+cached code is linked against again in every process, so ``cache=True`` works (a second
+process loads everything and compiles nothing; tests/test_special.py checks it).
+
+The price: a module that names a ``cs_`` function imports ``scipy.special`` (about 0.15 s)
+when it is imported. Generating sources never imports SciPy; importing jittape neither.
+"""
+
+#: helper name -> (cython_special name, number of float64 arguments); the result is float64.
+EXTERNALS = {f"cs_{name}": (name, nargs) for name, nargs in (
+    ("gamma", 1), ("rgamma", 1), ("psi", 1), ("gammaln", 1), ("gammainc", 2),
+    ("gammaincc", 2), ("beta", 2), ("betaln", 2), ("betainc", 3), ("betaincc", 3),
+    ("erfinv", 1), ("erfcinv", 1), ("erfcx", 1), ("ndtr", 1), ("ndtri", 1), ("logit", 1),
+    ("log_expit", 1), ("entr", 1), ("rel_entr", 2), ("xlog1py", 2), ("spence", 1),
+    ("i0", 1), ("i1", 1), ("i0e", 1), ("i1e", 1), ("k0", 1), ("k1", 1), ("k0e", 1),
+    ("k1e", 1), ("j0", 1), ("j1", 1), ("y0", 1), ("y1", 1), ("iv", 2), ("ive", 2),
+    ("jv", 2), ("jve", 2), ("yv", 2), ("yve", 2), ("yn", 2), ("kv", 2), ("kve", 2))}
+
+_bound = {}
+
+
+def _capsule(cap):
+    """(signature, pointer) of a PyCapsule."""
+    import ctypes
+    api = ctypes.pythonapi
+    api.PyCapsule_GetName.restype = ctypes.c_char_p
+    api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    sig = api.PyCapsule_GetName(cap)
+    return sig.decode(), api.PyCapsule_GetPointer(cap, sig)
+
+
+def address(name, nargs):
+    """Address of cython_special's kernel ``double name(double x nargs, int)``.
+
+    Fused functions (float, double, complex variants) are exported as ``__pyx_fuse_<i>name``;
+    the one with the float64 signature is found by its signature, not by its index.
+    """
+    from scipy.special import cython_special
+    capi = cython_special.__pyx_capi__
+    want = "double (" + "double, " * nargs + "int __pyx_skip_dispatch)"
+    for key in [name] + [f"__pyx_fuse_{i}{name}" for i in range(4)]:
+        if key in capi:
+            sig, ptr = _capsule(capi[key])
+            if sig == want:
+                return ptr
+    raise ImportError(f"scipy.special.cython_special has no {want.replace('(', name + '(')} "
+                      f"(SciPy changed its exports?); jittape's rules for {name} need it")
+
+
+def bind(name, nargs):
+    """Register the kernel's address under the symbol ``jittape_cs_<name>``; return it."""
+    symbol = f"jittape_cs_{name}"
+    if symbol not in _bound:
+        import llvmlite.binding as llvm
+        llvm.add_symbol(symbol, address(name, nargs))
+        _bound[symbol] = True
+    return symbol
+
+
+def source(names, decorator):
+    """The lines of a generated module that declare the externals ``names`` (helper names
+    from :data:`EXTERNALS`), each behind a jitted ``cs_<name>`` (``decorator`` its line)."""
+    if not names:
+        return ""
+    out = ["from numba import types as _nbt\nfrom jittape.externals import bind as _bind"]
+    for helper in sorted(names):
+        name, nargs = EXTERNALS[helper]
+        params = ", ".join(f"x{i}" for i in range(nargs))
+        sig = "_nbt.float64(" + "_nbt.float64, " * nargs + "_nbt.intc)"
+        out.append(f"_{helper} = _nbt.ExternalFunction(_bind({name!r}, {nargs}), {sig})\n\n\n"
+                   f"{decorator}\ndef {helper}({params}):\n    return _{helper}({params}, 0)\n")
+    return "\n\n".join(out)
