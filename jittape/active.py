@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from . import dispatch
-from .errors import ActiveConversionError, NotDifferentiableError
+from .errors import ActiveConversionError, NotDifferentiableError, check_ufunc_call
 from .methods import NdarrayMethods
 from .ops import OPS
 from .primals import _C_FORMS, _NP, _NUMBER, _scalar
@@ -188,7 +188,7 @@ class Active(NdarrayMethods):
     # --- NumPy protocols ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" or kwargs:
-            _check_ufunc_call(ufunc, method, kwargs)
+            check_ufunc_call(ufunc, method, kwargs)
         handler = dispatch.UFUNCS.get(ufunc) or dispatch.ufunc_handler(ufunc)
         if handler is None:
             name = f"numpy.{ufunc.__name__}"
@@ -214,23 +214,6 @@ class Active(NdarrayMethods):
             args = dispatch.OPERATORS["from_objects"](args)
             kwargs = dispatch.OPERATORS["from_objects"](kwargs)
         return handler(*args, **kwargs)
-
-
-def _check_ufunc_call(ufunc, method, kwargs):
-    """Refuse ufunc methods (reduce, at, ...) and keywords that jittape does not record."""
-    name = f"numpy.{ufunc.__name__}"
-    if method != "__call__":
-        raise NotDifferentiableError(
-            f"{name}.{method} on active values is not supported; use the equivalent "
-            f"function (e.g. np.sum for np.add.reduce).")
-    if kwargs.get("out") is not None:
-        raise NotDifferentiableError(
-            f"{name}(..., out=...) on active values: in-place output is not recorded; "
-            f"assign the result instead (y = {ufunc.__name__}(...)).")
-    extra = {k: v for k, v in kwargs.items() if k != "out" and v is not None}
-    if extra:
-        raise NotDifferentiableError(
-            f"{name} with keyword(s) {sorted(extra)} on active values is not supported.")
 
 
 def _may_hold_objects(values):

@@ -38,3 +38,20 @@ class GuardFailure(JittapeError):
 
 class TapeFormatError(JittapeError, ValueError):
     """A file given to :func:`jittape.load` is not a valid jittape tape."""
+
+
+def check_ufunc_call(ufunc, method, kwargs):
+    """Refuse ufunc methods (reduce, at, ...) and keywords that jittape does not record."""
+    name = f"numpy.{ufunc.__name__}"
+    if method != "__call__":
+        raise NotDifferentiableError(
+            f"{name}.{method} on active values is not supported; use the equivalent "
+            f"function (e.g. np.sum for np.add.reduce).")
+    if kwargs.get("out") is not None:
+        raise NotDifferentiableError(
+            f"{name}(..., out=...) on active values: in-place output is not recorded; "
+            f"assign the result instead (y = {ufunc.__name__}(...)).")
+    extra = {k: v for k, v in kwargs.items() if k != "out" and v is not None}
+    if extra:
+        raise NotDifferentiableError(
+            f"{name} with keyword(s) {sorted(extra)} on active values is not supported.")
