@@ -119,7 +119,7 @@ class Active(NdarrayMethods):
         """An active scalar becomes a 0-d object array holding itself, so that
         ``np.array([a, b])``, ``np.asarray([[a, 1.0], ...])``, ``np.r_``, ``np.c_`` and
         ``np.block`` of active scalars build object arrays, which jittape turns into one active
-        array wherever it meets them (:func:`from_objects`). Anything else would drop the
+        array wherever it meets them (:func:`jittape.objects.from_objects`). Anything else would drop the
         derivative, and raises."""
         if type(self._v) is float and (dtype is None or np.dtype(dtype) == object):
             box = np.empty((), dtype=object)
@@ -187,29 +187,20 @@ class Active(NdarrayMethods):
 
     # --- NumPy protocols ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        name = f"numpy.{ufunc.__name__}"
-        if method != "__call__":
-            raise NotDifferentiableError(
-                f"{name}.{method} on active values is not supported; use the equivalent "
-                f"function (e.g. np.sum for np.add.reduce).")
-        if kwargs.get("out") is not None:
-            raise NotDifferentiableError(
-                f"{name}(..., out=...) on active values: in-place output is not recorded; "
-                f"assign the result instead (y = {ufunc.__name__}(...)).")
-        extra = {k: v for k, v in kwargs.items() if k != "out" and v is not None}
-        if extra:
-            raise NotDifferentiableError(
-                f"{name} with keyword(s) {sorted(extra)} on active values is not supported.")
-        handler = dispatch.ufunc_handler(ufunc)
+        if method != "__call__" or kwargs:
+            _check_ufunc_call(ufunc, method, kwargs)
+        handler = dispatch.UFUNCS.get(ufunc) or dispatch.ufunc_handler(ufunc)
         if handler is None:
+            name = f"numpy.{ufunc.__name__}"
             if getattr(np, ufunc.__name__, None) is not ufunc:
                 name = f"ufunc {ufunc.__name__} (not NumPy's; e.g. scipy.special)"
             raise NotDifferentiableError(
                 f"{name} has no derivative rule in jittape. `python -m jittape ops` lists "
                 f"the supported operations; compose it from those, or apply it to "
                 f"jittape.primal(x) if you want no derivative through it.")
-        return handler(*(from_objects(x) if type(x) is np.ndarray and x.dtype == object
-                         else x for x in inputs))
+        if _may_hold_objects(inputs):
+            inputs = dispatch.OPERATORS["from_objects"](inputs)
+        return handler(*inputs)
 
     def __array_function__(self, func, types, args, kwargs):
         handler = dispatch.FUNCTIONS.get(func)
@@ -219,8 +210,37 @@ class Active(NdarrayMethods):
                 f"{name} has no derivative rule in jittape. "
                 f"`python -m jittape ops` lists the supported operations; compose it from "
                 f"those, or apply it to jittape.primal(x) if you want no derivative through it.")
-        return handler(*_objects_to_active(args), **{k: _objects_to_active(v)
-                                                     for k, v in kwargs.items()})
+        if _may_hold_objects(args) or kwargs and _may_hold_objects(kwargs.values()):
+            args = dispatch.OPERATORS["from_objects"](args)
+            kwargs = dispatch.OPERATORS["from_objects"](kwargs)
+        return handler(*args, **kwargs)
+
+
+def _check_ufunc_call(ufunc, method, kwargs):
+    """Refuse ufunc methods (reduce, at, ...) and keywords that jittape does not record."""
+    name = f"numpy.{ufunc.__name__}"
+    if method != "__call__":
+        raise NotDifferentiableError(
+            f"{name}.{method} on active values is not supported; use the equivalent "
+            f"function (e.g. np.sum for np.add.reduce).")
+    if kwargs.get("out") is not None:
+        raise NotDifferentiableError(
+            f"{name}(..., out=...) on active values: in-place output is not recorded; "
+            f"assign the result instead (y = {ufunc.__name__}(...)).")
+    extra = {k: v for k, v in kwargs.items() if k != "out" and v is not None}
+    if extra:
+        raise NotDifferentiableError(
+            f"{name} with keyword(s) {sorted(extra)} on active values is not supported.")
+
+
+def _may_hold_objects(values):
+    """Whether an argument is an object array, or a list/tuple that may hold one (checked
+    without a call per argument: this is on every NumPy function's path)."""
+    for v in values:
+        t = type(v)
+        if t is list or t is tuple or t is dict or t is np.ndarray and v.dtype.kind == "O":
+            return True
+    return False
 
 
 # Python's binary operators, each the elementwise op of the table with the same meaning. The
@@ -429,7 +449,7 @@ def binary(opc, x, y):
     else:
         act, cst = (x, y) if xa else (y, x)
         if type(cst) is np.ndarray and cst.dtype == object:  # np.array([a, b]) * x
-            cst = from_objects(cst)
+            cst = dispatch.OPERATORS["from_objects"](cst)
             return binary(opc, *((act, cst) if xa else (cst, act)))
         t = act._t
         if type(cst) in _NUMBER or (np.ndim(cst) == 0 and np.isrealobj(cst)):
@@ -514,43 +534,3 @@ def where(cond, x=None, y=None):
 
 
 dispatch.FUNCTIONS[np.where] = where
-
-
-def from_objects(a):
-    """The object array ``a`` (``np.array([s, 1.0])`` of active scalars and numbers) as one
-    active array of ``a``'s shape: its active elements and one constant of the numbers are
-    concatenated (one CONCAT), then gathered into place (one GATHER). An object array
-    without actives becomes a float array."""
-    flat = a.ravel()
-    acts = [e for e in flat if isinstance(e, Active)]
-    if not acts:
-        return np.asarray(a, dtype=np.float64)
-    if any(type(e._v) is not float for e in acts):
-        raise NotDifferentiableError(
-            "an object array holding active arrays: build it with np.stack / np.concatenate")
-    t = _tape_of(*acts)
-    value = np.array([e._v if isinstance(e, Active) else float(e) for e in flat])
-    idx, consts, n = np.empty(flat.size, dtype=np.intp), [], 0
-    for p, e in enumerate(flat):
-        if isinstance(e, Active):
-            idx[p], n = n, n + 1
-        else:
-            idx[p] = len(acts) + len(consts)
-            consts.append(float(e))
-    parts = acts + ([const(t, np.array(consts))] if consts else [])
-    layout = [len(parts), 1]
-    for q in parts:
-        layout += [q._i, np.size(q._v)]
-    cat = _new(Active, t, K.CONCAT, parts[0]._i, -1, t.push_pool(layout), 0.0,
-               np.concatenate([np.ravel(q._v) for q in parts]))
-    return gather(cat, idx.reshape(a.shape), value.reshape(a.shape))
-
-
-def _objects_to_active(v):
-    """Object arrays of actives, also inside the lists and tuples of a call's arguments
-    (``np.concatenate([objarr, x])``), as active arrays."""
-    if type(v) is np.ndarray and v.dtype == object:
-        return from_objects(v)
-    if type(v) in (list, tuple):
-        return type(v)(_objects_to_active(e) for e in v)
-    return v

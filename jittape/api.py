@@ -9,7 +9,8 @@ import numbers
 import numpy as np
 
 from .ops import codes as K
-from .active import Active, _new, from_objects
+from .active import Active, _new
+from .objects import from_objects
 from .errors import NonScalarOutputError, NotDifferentiableError
 from . import scipy_special as _scipy_special
 from . import scipy_stats as _scipy_stats
@@ -37,11 +38,16 @@ def _as_input(x, argnum):
     return float(arr) if arr.ndim == 0 else arr
 
 
+_F64 = np.dtype(np.float64)
+
+
 def like_input(g, x):
     """The gradient ``g`` (a float or float64 array, accumulated in float64) in the form of
     the differentiated argument ``x``, JAX's and NumPy's convention: an array of ``x``'s
     floating dtype (float32 stays float32) and shape, 0-d included; a NumPy scalar of its
     type; a float for Python numbers, integer and boolean data."""
+    if type(x) is np.ndarray and x.dtype is _F64 and x.ndim:  # the common case, first
+        return g
     if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind == "f":
         if isinstance(x, np.generic):
             return x.dtype.type(g)
@@ -222,8 +228,10 @@ def _input(rec, x):
 def _check_output(out, f):
     name = getattr(f, "__name__", "f")
     if isinstance(out, Active):
-        if np.size(out._v) == 1 and np.ndim(out._v):  # shape (1,), (1, 1): a scalar, as in
-            return out.reshape(())                     # HIPS autograd
+        if type(out._v) is float:
+            return out
+        if np.size(out._v) == 1:  # shape (1,), (1, 1): a scalar, as in HIPS autograd
+            return out.reshape(())
         if np.shape(out._v) != ():
             raise NonScalarOutputError(
                 f"{name} must return a scalar to be differentiated by grad, but it returned "
@@ -283,7 +291,7 @@ def value_and_grad(f, argnums=0):
     """
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
-        rec, out, single, _, treedefs = _record(f, args, kwargs, argnums)
+        rec, out, single, nums, treedefs = _record(f, args, kwargs, argnums)
         tape = rec.freeze()
         if isinstance(out, Active):
             adj = tape.reverse(out._i)
@@ -295,7 +303,6 @@ def value_and_grad(f, argnums=0):
             g = adj[tape.off[i]:tape.off[i + 1]]
             grads.append(float(g[0]) if i not in tape.shapes else g.reshape(tape.shapes[i]))
         if treedefs is None:  # plain arguments: each gradient in its argument's form
-            _, nums = _normalize_argnums(argnums, len(args))
             grads = [like_input(g, args[n]) for g, n in zip(grads, nums)]
         return value, _pack_grads(treedefs, single, grads)
     return value_and_grad_f

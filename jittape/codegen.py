@@ -21,12 +21,18 @@ sweeps themselves), so whole replays are orchestrated from Python (:mod:`jittape
 import inspect
 import re
 
-from . import externals, rules_arrays, rules_linalg, scalar_special, scalarmath
+import sys
+
+from . import externals, scalar_special, scalarmath
+from .ops import OPS
 from .optable import LEAF, UNARY
 
-#: Modules whose top-level functions and float constants rules may call by name (SciPy's
-#: C functions ``cs_<name>`` too: :mod:`jittape.externals`).
-HELPER_MODULES = (scalarmath, scalar_special, rules_arrays, rules_linalg)
+#: Modules whose top-level functions and float constants rules may call by name: the scalar
+#: helpers and every module that defines a kernel of the op table (SciPy's C functions
+#: ``cs_<name>`` too: :mod:`jittape.externals`).
+HELPER_MODULES = (scalarmath, scalar_special) + tuple(sorted(
+    {sys.modules[k.__module__] for op in OPS for k in (op.forward, op.tangent, op.reverse)
+     if k is not None}, key=lambda m: m.__name__))
 HEADER = "import math\n\nimport numpy as np\nfrom numba import njit\n\n"
 JIT = '@njit(cache={cache}, nogil=True, error_model="numpy")'
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

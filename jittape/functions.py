@@ -5,13 +5,17 @@ filling :mod:`jittape.dispatch` when imported: :mod:`jittape.ufuncs` (ufuncs),
 :mod:`jittape.views` (indexing, item assignment, in-place operators, reshape and transpose
 views), :mod:`jittape.reductions` (reductions, scans, sorting, statistics),
 :mod:`jittape.shapefns` (shape and indexing functions), :mod:`jittape.products` (``dot``,
-``matmul``, ``einsum``, ...) and :mod:`jittape.linalg` (``numpy.linalg``).
+``matmul``, ``einsum``, ...), :mod:`jittape.linalg` (``numpy.linalg``),
+:mod:`jittape.statistics` (``median``, ``quantile``, ``percentile``, ``partition``),
+:mod:`jittape.numerics` (``interp``, ``convolve``, ``gradient``, ``polyval``, ``select``,
+...) and :mod:`jittape.sequences` (``linspace``, ``logspace``, ``geomspace``).
 :data:`FUNCTIONS` and :data:`UFUNC_HANDLERS` are the resulting tables.
 """
 
 import numpy as np
 
-from . import dispatch, linalg, products, reductions, shapefns, ufuncs, views  # noqa: F401
+from . import (dispatch, linalg, numerics, objects, products, reductions, sequences,  # noqa: F401
+               shapefns, statistics, ufuncs, views)
 from .active import Active
 from .reductions import logsumexp  # noqa: F401  (jittape.logsumexp)
 

@@ -58,6 +58,16 @@ class NdarrayMethods:
     def T(self):
         return np.transpose(self)
 
+    @property
+    def real(self):
+        """The value itself (real values): ``np.real``."""
+        return np.real(self)
+
+    @property
+    def imag(self):
+        """Read-only zeros (real values): ``np.imag``."""
+        return np.imag(self)
+
     def copy(self, order="C"):
         # same record, new object: y = x.copy(); y[0] = 0 must leave x alone
         return type(self)(self._t, self._i, self._v)

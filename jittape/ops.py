@@ -2,10 +2,11 @@
 
 Each entry (:class:`jittape.optable.Op`) gives an op's name, kind, NumPy mapping, value rule,
 derivative rules and test spec; the entries live in :mod:`jittape.rules_elementwise`,
-:mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg` and :mod:`jittape.rules_special`.
-The forward, reverse and tangent sweeps, the tape compiler, the ufunc dispatch, ``python -m
-jittape ops``, the docs page and the generic rule tests are generated from this list. Adding
-an op is adding an entry (append: the position is the opcode, which tape files store).
+:mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg`, :mod:`jittape.rules_signal` and
+:mod:`jittape.rules_special`. The forward, reverse and tangent sweeps, the tape compiler,
+the ufunc dispatch, ``python -m jittape ops``, the docs page and the generic rule tests are
+generated from this list. Adding an op is adding an entry (append: the position is the
+opcode, which tape files store).
 """
 
 import dataclasses
@@ -13,6 +14,7 @@ import dataclasses
 from . import rules_arrays as A
 from . import rules_elementwise as E
 from . import rules_linalg as L
+from . import rules_signal as SIG
 from . import rules_special as SP
 from .optable import COMPARE, LEAF, UNARY, BINARY, TERNARY, Codes, leaf
 
@@ -22,7 +24,7 @@ _ENTRIES = (
     + E.UNARY_OPS + E.CONST_OPS + E.BINARY_OPS + E.COMPARE_OPS + [E.WHERE]
     + A.INDEXING_OPS + A.REDUCTION_OPS + [L.MATMUL] + A.CONTROL_OPS
     + E.MORE_UNARY_OPS + E.MORE_BINARY_OPS + A.SCAN_OPS + L.LINALG_OPS + E.LAST_BINARY_OPS
-    + SP.SPECIAL_OPS
+    + SIG.NUMERIC_OPS + SP.SPECIAL_OPS
 )
 
 OPS = []

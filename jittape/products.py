@@ -4,6 +4,7 @@ defines through it: ``dot``, ``inner``, ``outer``, ``vdot``, ``tensordot``, ``kr
 0-D to 4-D operands in ``tests/test_numpy_semantics.py``)."""
 
 import math
+import operator
 import string
 
 import numpy as np
@@ -15,8 +16,7 @@ from .ops import codes as K
 from .reductions import _sum_any, sum_
 from .shapefns import moveaxis
 from .shaping import (_alias, _check_dtype, _check_out, _const_array, _ravel_any, _rearrange,
-                      _refuse_active, _reshape_any, _shape_probe, _transpose_any, _unsupported,
-                      _val)
+                      _refuse_active, _reshape_any, _shape_probe, _transpose_any, _val)
 from .views import track
 
 
@@ -181,9 +181,6 @@ def _einsum_check_args(operands, out, kwargs):
     """NumPy's checks of einsum's keywords; refusals of what is not recorded."""
     _check_out("einsum", out)
     _check_dtype("einsum", kwargs.get("dtype"))
-    if not operands or not isinstance(operands[0], str):
-        _unsupported("einsum", "the sublist form einsum(op0, sublist0, ...)",
-                     "pass a subscripts string")
     bad = set(kwargs) - {"dtype", "order", "casting"}
     if bad:
         raise TypeError(f"einsum() got an unexpected keyword argument {sorted(bad)[0]!r}")
@@ -194,8 +191,37 @@ def _einsum_check_args(operands, out, kwargs):
                          "'unsafe'")
 
 
+def _einsum_sublists(operands):
+    """The sublist form ``einsum(op0, sublist0, op1, sublist1, ..., [sublistout])`` as
+    ``(subscripts, op0, op1, ...)``: labels 0-25 are 'A'-'Z' and 26-51 'a'-'z' (NumPy's
+    C mapping, so an implicit output is in label order); ``Ellipsis`` is '...'."""
+    n = len(operands)
+    out = operands[-1] if n % 2 == 1 else None
+    ops, subs = operands[0:n - n % 2:2], operands[1:n - n % 2:2]
+
+    def letters(sub):
+        s = ""
+        for label in sub:
+            if label is Ellipsis:
+                s += "..."
+                continue
+            label = operator.index(label)
+            if not 0 <= label < 52:
+                raise ValueError("subscript is not within the valid range [0, 52)")
+            s += string.ascii_uppercase[label] if label < 26 else \
+                string.ascii_lowercase[label - 26]
+        return s
+    text = ",".join(letters(s) for s in subs)
+    if out is not None:
+        text += "->" + letters(out)
+    return (text, *ops)
+
+
 def einsum(*operands, out=None, optimize=False, **kwargs):
-    """``np.einsum`` with subscripts (explicit or implicit output, ellipses broadcast).
+    """``np.einsum``: subscripts or sublists, implicit output, ellipses, repeated labels.
+
+    Subscripts ``"ij,jk->ik"`` (explicit or implicit output, ellipses broadcast) or the
+    sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])``.
 
     Operands are combined left to right: each is aligned to the running index space
     (repeated labels within an operand take its diagonal, by a gather), multiplied in by
@@ -204,6 +230,8 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
     2-D matmul). ``optimize`` is accepted and ignored (the result is the same).
     """
     _einsum_check_args(operands, out, kwargs)
+    if operands and not isinstance(operands[0], str):
+        operands = _einsum_sublists(operands)
     subs = operands[0].replace(" ", "")
     ops = list(operands[1:])
     # NumPy checks the subscripts, the operand count and the shapes (without computing)

@@ -45,8 +45,10 @@ def _wrap(special, name, active_version):
 def install():
     """Install the wrappers if SciPy's special module is loaded (idempotent)."""
     global _installed
+    if _installed:  # checked first: this runs at every recording
+        return
     special = sys.modules.get("scipy.special")
-    if _installed or special is None:
+    if special is None:
         return
     import numpy as np
 

@@ -140,8 +140,10 @@ def _wrap(cls, method, form):
 
 def install():
     """Wrap the methods of :data:`_FORMS` if ``scipy.stats`` is loaded (idempotent)."""
+    if _installed:  # checked first: this runs at every recording
+        return
     stats = sys.modules.get("scipy.stats")
-    if _installed or stats is None:
+    if stats is None:
         return
     for name, forms in _FORMS.items():
         cls = type(getattr(stats, name))

@@ -24,6 +24,7 @@ FUNCTIONS = ("forward_sweep", "reverse_sweep", "tangent_sweep")
 _LOADED = {}  # frozenset of opcodes -> Sweeps, in this process
 _MODULES = {}  # frozenset of opcodes -> generated module, in this process
 _INDEX = "opsets.txt"
+_BY_OPCODES = {}  # opcode column of a short tape (bytes) -> Sweeps
 
 
 class Sweeps:
@@ -127,10 +128,17 @@ def for_tape(t):
     """The sweeps for the :class:`jittape.tape.TapeArrays` ``t`` (cached on it)."""
     s = t.sweeps
     if s is None:
-        import numpy as np
-        # a set of a short list beats np.unique's sort (a few microseconds per eager gradient)
-        codes = t.op.tolist() if t.op.shape[0] < 4096 else np.unique(t.op).tolist()
-        s = t.sweeps = for_codes(codes)
+        if t.op.shape[0] < 256:  # eager gradients record the same short tape again and again
+            key = t.op.tobytes()
+            s = _BY_OPCODES.get(key)
+            if s is None:
+                s = _BY_OPCODES[key] = for_codes(t.op.tolist())
+                if len(_BY_OPCODES) > 4096:
+                    _BY_OPCODES.clear()
+        else:
+            import numpy as np
+            s = for_codes(np.unique(t.op).tolist())
+        t.sweeps = s
     return s
 
 

@@ -155,8 +155,11 @@ class TapeArrays:
         adj = np.zeros_like(self.val)
         lo, hi = self.off[seed_record], self.off[seed_record + 1]
         adj[lo:hi] = seed
-        from .sweeps import for_tape
-        for_tape(self).reverse_sweep(*self.columns, self.val, adj, seed_record)
+        sw = self.sweeps
+        if sw is None:
+            from .sweeps import for_tape  # the layer above: imported when first needed
+            sw = for_tape(self)
+        sw.reverse_sweep(*self.columns, self.val, adj, seed_record)
         return adj
 
     def format(self, adj=None, names=None, max_elements=3):

@@ -53,21 +53,35 @@ from .shaping import _concrete_key, _const_array, _rearrange, _take, _with_extra
 class _Root:
     """View bookkeeping of a root that has (had) views: its probe, weak refs to views."""
 
-    __slots__ = ("probe", "views", "limit")
+    __slots__ = ("shape", "_probe", "views", "limit")
 
     def __init__(self, shape):
-        self.probe = np.empty(shape, np.uint8)  # never read: only its addresses matter
+        self.shape, self._probe = shape, None
         self.views = []
         self.limit = 8
 
+    @property
+    def probe(self):
+        if self._probe is None:  # made when first needed; never read, only its addresses
+            self._probe = np.empty(self.shape, np.uint8)
+        return self._probe
+
 
 class _Link:
-    """A view's link to its root: ``probe`` is the view of the root's probe NumPy made."""
+    """A view's link to its root: ``probe`` is the view of the root's probe NumPy made
+    (for a view known to be one, basic indexing, made on first use from its parent's)."""
 
-    __slots__ = ("root", "probe")
+    __slots__ = ("root", "_probe", "_make")
 
-    def __init__(self, root, probe):
-        self.root, self.probe = root, probe
+    def __init__(self, root, probe, make=None):
+        self.root, self._probe, self._make = root, probe, make
+
+    @property
+    def probe(self):
+        if self._probe is None:
+            parent, fn = self._make
+            self._probe, self._make = fn(_probe_of(parent)), None
+        return self._probe
 
 
 def _probe_of(x):
@@ -87,6 +101,20 @@ def track(x, r, fn):
     return _link(x, r, fn(_probe_of(x)))
 
 
+def track_view(x, r, fn):
+    """:func:`track` for a result that NumPy's ``fn(x)`` makes a view of ``x`` whatever the
+    shapes (basic indexing): linked without asking NumPy now, the probe made when a write
+    first needs it (the hot path of ``x[1:] - x[:-1]``)."""
+    b = x._base
+    if isinstance(b, _Link):
+        root = b.root
+    else:
+        root = x
+        if b is None:
+            x._base = _Root(np.shape(x._v))
+    return _register(root, r, _Link(root, None, (x, fn)))
+
+
 def _link(x, r, q):
     b = x._base
     root = b.root if isinstance(b, _Link) else x
@@ -94,7 +122,12 @@ def _link(x, r, q):
     if not isinstance(q, np.ndarray) or not (q.base is reg.probe or
                                              np.may_share_memory(q, reg.probe)):
         return r  # NumPy made a copy (or a scalar)
-    r._base = _Link(root, q)
+    return _register(root, r, _Link(root, q))
+
+
+def _register(root, r, link):
+    r._base = link
+    reg = root._base
     views = reg.views
     views.append(weakref.ref(r))
     if len(views) >= reg.limit:  # drop dead views, amortised
@@ -257,10 +290,13 @@ def getitem(x, key):
         start, stop, step = key.indices(v.shape[0])
         if step == 1 and stop > start:
             r = _new(Active, x._t, K.SLICE, x._i, -1, start, 0.0, v[start:stop])
-            return track(x, r, lambda p: p[start:stop])
+            return track_view(x, r, lambda p: p[start:stop])
     key = _concrete_key(key)
     r = gather(x, flat_index(x)[key], v[key])
-    return track(x, r, lambda p: p[key]) if _basic(key) else r  # advanced: always a copy
+    if not _basic(key):
+        return r  # advanced indexing: always a copy
+    return track_view(x, r, lambda p: p[key]) if isinstance(r, Active) and np.ndim(r._v) \
+        else track(x, r, lambda p: p[key])  # an element: a copy, unless 0-d (NumPy decides)
 
 
 def _basic(key):
@@ -288,6 +324,9 @@ def reshape_view(x, shape=None, order="C", *, newshape=None, copy=None):
     r = reshape(x, shape, order)
     if copy:
         return r
+    if not isinstance(x._base, _Link) and isinstance(r, Active) and np.ndim(r._v):
+        # a C-order reshape of a root (contiguous) is always a view: no need to ask NumPy
+        return track_view(x, r, lambda p: np.reshape(p, shape))
     return track(x, r, lambda p: np.reshape(p, shape))
 
 

@@ -30,8 +30,9 @@ def toy_op():
     for table in (S._LOADED, S._MODULES):
         for codes in [c for c in table if op.code in c]:
             del table[codes]
-    for key in [k for k, v in S._LOADED.items() if op.code in v.codes]:
-        del S._LOADED[key]
+    for table in (S._LOADED, S._BY_OPCODES):
+        for key in [k for k, v in table.items() if op.code in v.codes]:
+            del table[key]
 
 
 def f(x):
