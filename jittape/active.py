@@ -316,6 +316,16 @@ class Predicate(Active):
     def __ior__(self, y):
         return dispatch.OPERATORS["inplace"](self, y, lambda p, q: _logical(K.MAXIMUM, p, q))
 
+    def all(self, axis=None):
+        """``m.all()`` of an active comparison: NumPy's bool, guarded (control flow uses it)."""
+        guard(self)
+        return np.all(self._v, axis=axis)
+
+    def any(self, axis=None):
+        """``m.any()``: NumPy's bool, guarded."""
+        guard(self)
+        return np.any(self._v, axis=axis)
+
     def __invert__(self):
         v = ~np.asarray(self._v) if self.ndim else (not self._v)
         return _new(Predicate, self._t, K.RSUBC, self._i, -1, 0, 1.0, v)

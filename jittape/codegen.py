@@ -28,8 +28,8 @@ from .ops import OPS
 from .optable import LEAF, UNARY
 
 #: Modules whose top-level functions and float constants rules may call by name: the scalar
-#: helpers and every module that defines a kernel of the op table (SciPy's C functions
-#: ``cs_<name>`` too: :mod:`jittape.externals`).
+#: helpers (SciPy's C functions ``cs_<name>`` too: :mod:`jittape.externals`) and every
+#: module that defines a kernel of the op table.
 HELPER_MODULES = (scalarmath, scalar_special) + tuple(sorted(
     {sys.modules[k.__module__] for op in OPS for k in (op.forward, op.tangent, op.reverse)
      if k is not None}, key=lambda m: m.__name__))

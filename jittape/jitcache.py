@@ -132,7 +132,7 @@ class FirstCall:
             _drop_numba_cache(self.module)
             out = fn(*args)
         seconds = time.perf_counter() - t0
-        if seconds > NOTICE_SECONDS and not cold:
+        if seconds > NOTICE_SECONDS and not cold and _compiled_now(fn):
             notice(f"compiled {self.describe} in {seconds:.1f} s (cached in {cache_dir()})")
         m = marker(self.module, self.what)
         if m is not None and not m.exists():
@@ -141,6 +141,14 @@ class FirstCall:
             except OSError:
                 pass
         return out
+
+
+def _compiled_now(fn):
+    """Whether the Numba dispatcher ``fn`` compiled (missed its disk cache) in this process:
+    a slow load from the cache on a busy machine is not a compile to announce."""
+    stats = getattr(fn, "stats", None)
+    misses = getattr(stats, "cache_misses", None)
+    return True if misses is None else sum(misses.values()) > 0
 
 
 def _numba_cache_error(e):

@@ -98,7 +98,7 @@ def cholesky(a, upper=False):
     return transpose(r) if upper else r
 
 
-def eigh(a, UPLO="L"):
+def eigh(a, UPLO="L", _vectors=True):
     """Eigenvalues (ascending) and eigenvectors of the symmetric matrix whose lower (UPLO='L',
     the default) or upper (UPLO='U') triangle is that of ``a``; the other triangle is not
     read, as in NumPy. Eigenvector adjoints are defined where the eigenvalues are distinct."""
@@ -107,7 +107,7 @@ def eigh(a, UPLO="L"):
     n = v.shape[0]
     w, vec = np.linalg.eigh(v, UPLO=uplo)  # NumPy's own values
     rec = _linalg(K.EIGH, _read_triangle(a, uplo), value=np.concatenate([w, vec.ravel()]),
-                  pool=(n, 0))
+                  pool=(n, int(uplo == "U" and _vectors)))  # 1: not replayable (replay.py)
     t = rec._t
     wr = _new(Active, t, K.SLICE, rec._i, -1, 0, 0.0, w)
     vr = reshape(_new(Active, t, K.SLICE, rec._i, -1, n, 0.0, vec.ravel()), (n, n))
@@ -116,7 +116,7 @@ def eigh(a, UPLO="L"):
 
 def eigvalsh(a, UPLO="L"):
     """The eigenvalues of :func:`eigh` (same triangle rule)."""
-    return eigh(a, UPLO)[0]
+    return eigh(a, UPLO, _vectors=False)[0]  # eigenvalues replay for either triangle
 
 
 def norm(x, ord=None, axis=None, keepdims=False):

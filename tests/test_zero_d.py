@@ -47,3 +47,13 @@ def test_gradient_takes_the_form_of_its_argument(x):
         assert np.shape(g) == np.shape(x)
         assert getattr(g, "dtype", None) == getattr(x, "dtype", None)
         np.testing.assert_allclose(g, 3 * np.asarray(x, np.float64) ** 2, rtol=1e-7)
+
+
+def test_all_and_any_of_a_comparison_are_guarded():
+    f = lambda x: np.sum(x ** 2) if (x > 0).all() else -np.sum(x)  # noqa: E731
+    np.testing.assert_array_equal(jittape.grad(f)(np.ones(3)), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(jittape.grad(f)(np.array([1.0, -1.0])), [-1.0, -1.0])
+    with pytest.raises(jittape.GuardFailure):
+        jittape.record(f, np.ones(3)).gradient(np.array([1.0, -1.0, 1.0]))
+    g = lambda x: x[0] if (x < 0).any() else 2.0 * x[1]  # noqa: E731
+    np.testing.assert_array_equal(jittape.grad(g)(np.ones(2)), [0.0, 2.0])

@@ -1,0 +1,149 @@
+"""A stand-in for HIPS autograd's public API, mapped onto jittape (harness only).
+
+autograd's test files import this package; every name they use either maps to a jittape
+function (``grad``, ``value_and_grad``, ``jacobian``, ``elementwise_grad`` and the VJP/JVP
+makers through ``jittape.record(...).vjp`` and ``jittape.jvp``) or raises
+:class:`agsuite_checks.OutOfScope` with the reason there is no jittape equivalent.
+``tuple``, ``list`` and ``dict`` are Python's own containers.
+"""
+
+import builtins
+
+import numpy as _np
+
+import jittape
+from agsuite_checks import argnums_of, count_call, is_complex, out_of_scope, STATE
+
+tuple = builtins.tuple
+list = builtins.list
+dict = builtins.dict
+
+SECOND_ORDER = "needs second derivatives (hessian / nested differentiation; issue 11)"
+
+
+def _real_only(args, what):
+    if is_complex(args):
+        out_of_scope(f"complex numbers ({what} of a complex argument)")
+
+
+def _note_nested(args):
+    from jittape.active import Active
+    if any(isinstance(a, Active) for a in args):
+        STATE["nested"] = True
+
+
+def grad(fun, argnum=0):
+    """autograd.grad -> jittape.grad(fun, argnums)."""
+    g = jittape.grad(fun, argnums=argnums_of(argnum))
+
+    def grad_fun(*args, **kwargs):
+        _real_only(args, "grad")
+        _note_nested(args)
+        count_call()
+        return g(*args, **kwargs)
+    return grad_fun
+
+
+def value_and_grad(fun, argnum=0):
+    """autograd.value_and_grad -> jittape.value_and_grad(fun, argnums)."""
+    vg = jittape.value_and_grad(fun, argnums=argnums_of(argnum))
+
+    def value_and_grad_fun(*args, **kwargs):
+        _real_only(args, "value_and_grad")
+        _note_nested(args)
+        count_call()
+        return vg(*args, **kwargs)
+    return value_and_grad_fun
+
+
+def jacobian(fun, argnum=0):
+    """autograd.jacobian -> jittape.jacobian(fun, argnums)."""
+    jac = jittape.jacobian(fun, argnums=argnums_of(argnum))
+
+    def jacobian_fun(*args, **kwargs):
+        _real_only(args, "jacobian")
+        _note_nested(args)
+        count_call()
+        return jac(*args, **kwargs)
+    return jacobian_fun
+
+
+def _xs(args, argnum):
+    nums = argnums_of(argnum)
+    return (args[nums],) if isinstance(nums, int) else builtins.tuple(args[n] for n in nums)
+
+
+def make_vjp(fun, argnum=0):
+    """autograd.make_vjp -> jittape.record(fun, ..., argnums).vjp: returns (vjp, value)."""
+    def vjp_maker(*args, **kwargs):
+        _real_only(args, "make_vjp")
+        _note_nested(args)
+        count_call()
+        tape = jittape.record(fun, *args, argnums=argnums_of(argnum), **kwargs)
+        xs = _xs(args, argnum)
+        value = tape.value(*xs)
+        return (lambda w: tape.vjp(xs, w)[1]), value
+    return vjp_maker
+
+
+def make_jvp(fun, argnum=0):
+    """autograd.make_jvp -> jittape.jvp: ``make_jvp(f)(x)(v)`` is ``(f(x), J v)``."""
+    nums = argnums_of(argnum)
+
+    def jvp_maker(*args, **kwargs):
+        _real_only(args, "make_jvp")
+        idx = (nums,) if isinstance(nums, int) else nums
+
+        def g(*dargs):
+            a = builtins.list(args)
+            for n, d in zip(idx, dargs):
+                a[n] = d
+            return fun(*a, **kwargs)
+
+        def jvp(v):
+            count_call()
+            return jittape.jvp(g, _xs(args, nums), (v,) if isinstance(nums, int) else v)
+        return jvp
+    return jvp_maker
+
+
+def elementwise_grad(fun, argnum=0):
+    """autograd.elementwise_grad: the VJP with a cotangent of ones (jittape.record().vjp)."""
+    def egrad(*args, **kwargs):
+        vjp, value = make_vjp(fun, argnum)(*args, **kwargs)
+        return vjp(_np.ones(_np.shape(value)))
+    return egrad
+
+
+def tensor_jacobian_product(fun, argnum=0):
+    """autograd.tensor_jacobian_product: the Jacobian of ``tensordot(V, fun(*args), ndim(V))``
+    (``V`` the last positional argument), here with jittape.jacobian."""
+    def vector_dot_fun(*args, **kwargs):
+        *fargs, vector = args
+        return _np.tensordot(vector, fun(*fargs, **kwargs), axes=_np.ndim(vector))
+    return jacobian(vector_dot_fun, argnum)
+
+
+vector_jacobian_product = tensor_jacobian_product
+
+
+def _no_equivalent(name, reason):
+    def stub(*args, **kwargs):
+        out_of_scope(f"autograd.{name}: {reason}")
+    stub.__name__ = name
+    return stub
+
+
+hessian = _no_equivalent("hessian", SECOND_ORDER)
+hessian_tensor_product = _no_equivalent("hessian_tensor_product", SECOND_ORDER)
+hessian_vector_product = hessian_tensor_product
+make_hvp = _no_equivalent("make_hvp", SECOND_ORDER)
+make_ggnvp = _no_equivalent("make_ggnvp", SECOND_ORDER)
+grad_and_aux = _no_equivalent("grad_and_aux", "no jittape equivalent (no has_aux option)")
+checkpoint = _no_equivalent("checkpoint", "no jittape equivalent (tapes keep every value)")
+holomorphic_grad = _no_equivalent("holomorphic_grad", "complex numbers")
+multigrad_dict = _no_equivalent("multigrad_dict", "no jittape equivalent")
+deriv = grad
+primitive = _no_equivalent("primitive", "no jittape API for user-defined derivative rules")
+defvjp = _no_equivalent("defvjp", "no jittape API for user-defined derivative rules")
+defjvp = _no_equivalent("defjvp", "no jittape API for user-defined derivative rules")
