@@ -2,10 +2,11 @@
 
 Each entry (:class:`jittape.optable.Op`) gives an op's name, kind, NumPy mapping, value rule,
 derivative rules and test spec; the entries live in :mod:`jittape.rules_elementwise`,
-:mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg` and :mod:`jittape.rules_special`.
-The forward, reverse and tangent sweeps, the tape compiler, the ufunc dispatch, ``python -m
-jittape ops``, the docs page and the generic rule tests are generated from this list. Adding
-an op is adding an entry (append: the position is the opcode, which tape files store).
+:mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg`, :mod:`jittape.rules_signal` and
+:mod:`jittape.rules_special`. The forward, reverse and tangent sweeps, the tape compiler,
+the ufunc dispatch, ``python -m jittape ops``, the docs page and the generic rule tests are
+generated from this list. Adding an op is adding an entry (append: the position is the
+opcode, which tape files store).
 """
 
 import dataclasses

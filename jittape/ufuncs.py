@@ -41,6 +41,8 @@ op_handler = _handler  # for the wrappers of SciPy's non-ufunc functions (scipy_
 
 
 def _constants_checked(op, handler):
+    """``handler`` behind a check that no argument listed in ``op.constant`` is active: no
+    derivative rule exists for it, and a silent zero would be a wrong derivative."""
     fname = op.numpy[0] if isinstance(op.numpy[0], str) else f"numpy.{op.numpy[0].__name__}"
     constant = [(i, a) for i, a in enumerate(op.args) if a in op.constant]
     free = ", ".join(a for a in op.args if a not in op.constant)

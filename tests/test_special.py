@@ -149,6 +149,7 @@ REFUSED = [  # (function of the active value t, the argument named in the error)
     (lambda t: sp.kve(t, 1.0), "v"), (lambda t: sp.polygamma(t, 1.0), "n"),
     (lambda t: sp.multigammaln(5.0, t), "d"),
     (lambda t: sp.iv(np.array([1.0, 2.0]) * t, 1.0 + t), "v"),  # active x too
+    (lambda t: sp.iv(np.array([t, 1.0]), 2.0 * t), "v"),  # object array holding an active
 ]
 
 
