@@ -56,6 +56,10 @@ UNARY = {
     "gammaln": ("scipy.special.gammaln(0.5 + {a} ** 2)", 10),
     "digamma": ("scipy.special.digamma(1.0 + {a} ** 2)", None),
     "psi": ("scipy.special.psi(2.0 + np.sin({a}))", None),
+    "poisson": ("scipy.stats.poisson.logpmf(3, 0.5 + {a} ** 2)", 5),
+    "frozen": ("scipy.stats.norm(0.5, 2.0).logpdf({a})", None),
+    "expon": ("scipy.stats.expon.logpdf(0.5 + {a} ** 2, scale=1.5)", None),
+    "chi2": ("scipy.stats.chi2.logpdf(0.5 + {a} ** 2, 3.0)", 10),
 }
 # elementwise with kinks or jumps, at thresholds lo < hi (literals between values of a)
 KINKED = {
@@ -89,6 +93,18 @@ BINARY = {
     "maximum": (lambda K, a, b: f"np.maximum({K.at(a, b)}, {b})", None, None),
     "minimum": (lambda K, a, b: f"np.minimum({K.at(a, b)}, {b})", None, None),
     "where": (lambda K, a, b: f"np.where({K.at(a, b)} < {b}, np.sin({a}), {b})", None, None),
+    "clipab": (lambda K, a, b: f"np.clip({K.at(K.at(a, b), f'{b} + 1.0')}, {b}, {b} + 1.0)",
+             None, None),
+    "select": (lambda K, a, b: f"np.select([{K.at(a, b)} > {b}, {K.at(a, -0.5)} < -0.5], "
+                               f"[{a}, {b}], 0.25)", None, None),
+    "linspace": ("np.linspace({a}, {b}, 4)", None, None),
+    "norm.logpdf": ("scipy.stats.norm.logpdf({a}, {b}, 0.5 + {b} ** 2)", None, None),
+    "norm.cdf": ("scipy.stats.norm.cdf({a}, {b})", None, None),
+    "norm.logsf": ("scipy.stats.norm.logsf({a}, 0.3, 1.0 + {b} ** 2)", 30, None),
+    "t.logpdf": ("scipy.stats.t.logpdf({a}, 2.5 + {b} ** 2)", None, None),
+    "gamma.logpdf": ("scipy.stats.gamma.logpdf(0.5 + {a} ** 2, 1.5 + np.sin({b}))", 10, None),
+    "beta.logpdf": ("scipy.stats.beta.logpdf(scipy.special.expit({a}), 2.0, 1.5 + {b} ** 2)",
+                    None, 5),
 }
 
 
@@ -127,7 +143,8 @@ PRODUCT = {
     "mdot": "{a}.dot({b})", "inner": "np.inner({a}, {b})", "outer": "np.outer({a}, {b})",
     "tensordot": "np.tensordot({a}, {b}, axes=1)", "einsum": "np.einsum('{c}', {a}, {b})",
     "convolve": "np.convolve({a}, {b})", "correlate": "np.correlate({a}, {b}, mode='same')",
-    "polyval": "np.polyval({a}, {b})",
+    "polyval": "np.polyval({a}, {b})", "cross": "np.cross({a}, {b})", "kron": "np.kron({a}, {b})",
+    "tensordot0": "np.tensordot({a}, {b}, axes=([0], [0]))",
 }
 # linear algebra of well-conditioned matrices made from a square (stack of) a: template of
 # (a, n) and for solve (a, n, b)
@@ -153,7 +170,7 @@ SHAPE = {
     "tril": "np.tril({a}, -1)", "trace": "np.trace({a})", "pad": "np.pad({a}, 1, mode='{b}')",
     "split": "np.split({a}, {b})[-1]", "array_split": "np.array_split({a}, {b})[0]",
     "zeros_like": "np.zeros_like({a})", "ones_like": "np.ones_like({a})",
-    "full_like": "np.full_like({a}, 0.5)",
+    "full_like": "np.full_like({a}, 0.5)", "delete": "np.delete({a}, {b}, axis=0)",
 }
 INDEX = {
     "basic": "{a}[{b}]", "fancy": "{a}[{b}]", "take": "np.take({a}, {b}, axis=0)",
