@@ -19,6 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+# Benchmarks time machine code and what compiling it costs: no sweep runs interpreted while
+# it compiles in the background (jittape.tiers) unless a benchmark asks for it.
+os.environ.setdefault("JITTAPE_BACKGROUND", "0")
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -173,12 +177,16 @@ def cpu_info():
     return cpu, usable
 
 
-def run_in_fresh_interpreter(snippet, root, numba_cache_dir, with_stderr=False):
+def run_in_fresh_interpreter(snippet, root, numba_cache_dir, with_stderr=False,
+                             background=False):
     """Run ``snippet`` in a new interpreter with ``numba_cache_dir`` as Numba's cache (and so
     jittape's, ``$NUMBA_CACHE_DIR/jittape``) and ``root`` importable; return the JSON object
-    its last output line holds (and its stderr, if ``with_stderr``)."""
+    its last output line holds (and its stderr, if ``with_stderr``). ``background``: jittape's
+    default, small tapes interpreted while their sweeps compile (:mod:`jittape.tiers`);
+    otherwise every compile is waited for, so that the figures are compile times."""
     import json
     env = dict(os.environ, NUMBA_CACHE_DIR=str(numba_cache_dir),
+               JITTAPE_BACKGROUND="1" if background else "0",
                PYTHONPATH=os.pathsep.join(filter(None, [str(root),
                                                         os.environ.get("PYTHONPATH")])))
     for var in ("JITTAPE_CACHE_DIR", "JITTAPE_QUIET"):

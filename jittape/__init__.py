@@ -13,6 +13,7 @@ from .replay import Tape, load, record
 from .taped_function import ReplayStats, TapedFunction, taped
 from .transforms import jacobian, jvp
 from .jitcache import set_quiet
+from .tiers import set_background, wait_compiled
 from .functions import logsumexp
 from . import scipy_special as _scipy_special
 from . import scipy_stats as _scipy_stats
@@ -23,7 +24,8 @@ _scipy_stats.install()  # likewise scipy.stats
 __version__ = "0.1.0"
 
 
-__all__ = ["grad", "value_and_grad", "jvp", "jacobian", "set_quiet", "logsumexp", "record", "taped", "minimize", "load",
+__all__ = ["grad", "value_and_grad", "jvp", "jacobian", "set_quiet", "set_background", "wait_compiled",
+           "logsumexp", "record", "taped", "minimize", "load",
            "Tape", "TapedFunction", "ReplayStats", "primal", "stop_gradient",
            "ActiveConversionError", "GuardFailure", "JittapeError", "NonScalarOutputError",
            "NotDifferentiableError", "TapeFormatError"]

@@ -34,6 +34,8 @@ HELPER_MODULES = (scalarmath, scalar_special) + tuple(sorted(
     {sys.modules[k.__module__] for op in OPS for k in (op.forward, op.tangent, op.reverse)
      if k is not None}, key=lambda m: m.__name__))
 HEADER = "import math\n\nimport numpy as np\nfrom numba import njit\n\n"
+#: The interpreted tier runs the same source with a decorator that does nothing.
+PY_HEADER = "import math\n\nimport numpy as np\nfrom jittape.tiers import njit\n\n"
 JIT = '@njit(cache={cache}, nogil=True, error_model="numpy")'
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # tape columns are t_op, t_a, ... so that x, y, z, q, c stay free for the rule expressions
@@ -65,11 +67,12 @@ def _names_used(obj):
     return set()
 
 
-def helper_source(roots, inline=True):
+def helper_source(roots, inline=True, python=False):
     """Source of the helpers that ``roots`` (expressions or functions) name, transitively.
 
     ``inline``: Numba IR-level inlining (right for the sweeps, which call each helper once or
-    twice; straight-line tape kernels that call one many times should pass False)."""
+    twice; straight-line tape kernels that call one many times should pass False).
+    ``python``: SciPy's externals as Python callables (the interpreted tier)."""
     seen, todo, calls = {}, list(roots), set()
     while todo:
         for name in _names_used(todo.pop()):
@@ -81,7 +84,8 @@ def helper_source(roots, inline=True):
     # inlined at IR level: measured 30% less compile time than separate functions
     plain = '@njit(error_model="numpy")'
     deco = '@njit(error_model="numpy", inline="always")' if inline else plain
-    out = [externals.source(calls, deco)] if calls else []
+    out = [(externals.python_source(calls) if python else externals.source(calls, deco))
+           ] if calls else []
     for name in sorted(seen):
         obj = seen[name]
         if isinstance(obj, float):
@@ -251,17 +255,19 @@ def _sweep(sweep, ops, const, cache):
     return "\n".join(lines) + "\n"
 
 
-def sweep_source(ops, cache=True):
+def sweep_source(ops, cache=True, python=False):
     """The module source of the sweeps for ``ops`` (op table entries, any order).
 
     The leaves are always included. ``cache`` goes into the ``@njit(cache=...)`` decorators
-    (False for an in-memory module when the cache directory is not writable).
+    (False for an in-memory module when the cache directory is not writable). ``python``:
+    the same code for CPython, for the interpreted tier (:mod:`jittape.tiers`).
     """
     ops = sorted(set(ops), key=lambda op: op.code)
     const = next(op.code for op in ops if op.name == "const")
     parts = [f"# jittape sweeps for ops: {', '.join(op.name for op in ops)}\n"
-             "# generated from the op table by jittape.codegen; do not edit\n" + HEADER]
-    helpers = helper_source(rule_roots(ops))
+             "# generated from the op table by jittape.codegen; do not edit\n"
+             + (PY_HEADER if python else HEADER)]
+    helpers = helper_source(rule_roots(ops), python=python)
     if helpers:
         parts.append(helpers)
     parts += [_sweep(s, ops, const, cache) for s in ("forward", "reverse", "tangent")]

@@ -350,6 +350,7 @@ def run_demo(seed=0, niter=60, out=print, compare_fd=True, stepsize=0.4):
     warm = jittape.taped(lj_energy, compile=True)
     for shift in (0.0, 0.01):
         warm.value_and_grad(np.arange(3 * N_ATOMS, dtype=float) + shift)
+    jittape.wait_compiled()  # small tapes ran interpreted while their sweeps compiled
     report = {}
     modes = [("replay", "jittape, replayed tape (jittape.taped(f).value_and_grad, jac=True)"),
              ("eager", "jittape, eager (jittape.value_and_grad(f): records every call)")]

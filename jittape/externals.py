@@ -85,3 +85,12 @@ def source(names, decorator):
         out.append(f"_{helper} = _nbt.ExternalFunction(_bind({name!r}, {nargs}), {sig})\n\n\n"
                    f"{decorator}\ndef {helper}({params}):\n    return _{helper}({params}, 0)\n")
     return "\n\n".join(out)
+
+
+def python_source(names):
+    """The same names for the interpreted tier (:mod:`jittape.tiers`): SciPy's ufuncs, which
+    run the same C kernels on a float, so both tiers give the same bits."""
+    if not names:
+        return ""
+    return "import scipy.special as _sp\n" + "".join(
+        f"{helper} = _sp.{EXTERNALS[helper][0]}\n" for helper in sorted(names))

@@ -15,7 +15,7 @@ function calling both sweeps compiled 3 s longer than the sweeps themselves). He
 module per op set, superset reuse, and ``warmup`` for users who want no compile at all.
 """
 
-from . import jitcache
+from . import jitcache, tiers
 from .codegen import sweep_source
 from .ops import OPS
 
@@ -39,11 +39,12 @@ class Sweeps:
     def __init__(self, codes):
         self.codes = frozenset(codes)
         self.names = [OPS[c].name for c in sorted(self.codes) if OPS[c].kind != "leaf"]
+        self._jobs = {}  # sweep name -> its background compile (jittape.tiers)
         for what in FUNCTIONS:
             setattr(self, what, self._first_call(what))
 
     def _first_call(self, what):
-        def call(*args):
+        def compiled(*args):
             codes, module = _module_for(self.codes, what)
             names = [OPS[c].name for c in sorted(codes) if OPS[c].kind != "leaf"]
             ops = ", ".join(names) if len(names) <= 8 else \
@@ -51,7 +52,26 @@ class Sweeps:
             out = jitcache.FirstCall(module, what, f"{what.replace('_', ' ')} for {ops}")(*args)
             setattr(self, what, getattr(module, what))  # steady state: the dispatcher
             return out
+
+        def call(*args):  # until the machine code is ready (jittape.tiers)
+            job = jobs.get(what)
+            if job is None and tiers.enabled() and tiers.small(args) and \
+                    not _ready_in_process(self.codes, what):
+                job = jobs[what] = tiers.submit(compiled, *tiers.snapshot(args))
+            if job is not None and not job.done() and tiers.small(args):
+                ok, out = tiers.run(self.codes, what, args)
+                if ok:
+                    return out
+            if job is not None and job.exception() is None:
+                return getattr(self, what)(*args)
+            return compiled(*args)  # also after a failed background compile: its error here
+        jobs = self._jobs
         return call
+
+
+def _ready_in_process(codes, what):
+    """Whether a module of this process has machine code of sweep ``what`` for ``codes``."""
+    return any(codes <= s and getattr(m, what).signatures for s, m in list(_MODULES.items()))
 
 
 def _with_leaves(codes):
@@ -153,7 +173,8 @@ def warmup(codes=None):
     empty = (np.zeros(1, np.int32), np.full(1, -1, np.int32), np.full(1, -1, np.int32),
              np.zeros(1, np.int32), np.zeros(1), np.array([0, 1], np.int64),
              np.zeros(0, np.int64))  # one INPUT record: every sweep runs and does nothing
-    s.forward_sweep(*empty, np.zeros(1))
-    s.reverse_sweep(*empty, np.zeros(1), np.zeros(1), 0)
-    s.tangent_sweep(*empty, np.zeros(1), np.zeros(1))
+    with tiers.foreground():
+        s.forward_sweep(*empty, np.zeros(1))
+        s.reverse_sweep(*empty, np.zeros(1), np.zeros(1), 0)
+        s.tangent_sweep(*empty, np.zeros(1), np.zeros(1))
     return s

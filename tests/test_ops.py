@@ -20,6 +20,7 @@ import pytest
 import scipy.special as sp
 
 import jittape
+from jittape import sweeps, tiers
 from jittape.codegen import branch
 from jittape.ops import codes as K
 from jittape.ops import BY_NAME, OPS
@@ -244,6 +245,29 @@ def _check_tangent(spec, f, args, nums):
         np.testing.assert_allclose(tan, fd, rtol=1e-6, atol=1e-6 * (1 + np.max(np.abs(fd))))
 
 
+def _check_interpreted_tier(spec, tape):
+    """The interpreted tier (jittape.tiers: the same generated source run by CPython while
+    Numba compiles) against the compiled sweeps: forward, reverse and tangent."""
+    t = tape.arrays
+    compiled = sweeps.for_tape(t)
+    codes = compiled.codes
+    run = lambda what, *bufs: tiers.run(codes, what, t.columns + bufs)  # noqa: E731
+    v1, v2 = t.val.copy(), t.val.copy()
+    assert run("forward_sweep", v2) == (True, compiled.forward_sweep(*t.columns, v1)), spec.id
+    np.testing.assert_allclose(v2, v1, rtol=1e-13, atol=1e-300, err_msg=spec.id)
+    seed = np.zeros_like(v1)
+    seed[t.off[tape.out_id]:t.off[tape.out_id + 1]] = 1.0
+    a1, a2 = seed.copy(), seed.copy()
+    compiled.reverse_sweep(*t.columns, v1, a1, tape.out_id)
+    assert run("reverse_sweep", v1, a2, tape.out_id)[0], spec.id
+    np.testing.assert_allclose(a2, a1, rtol=1e-12, atol=1e-14, err_msg=spec.id)
+    d1 = np.random.default_rng(3).standard_normal(v1.shape)
+    d2 = d1.copy()
+    compiled.tangent_sweep(*t.columns, v1, d1)
+    assert run("tangent_sweep", v1, d2)[0], spec.id
+    np.testing.assert_allclose(d2, d1, rtol=1e-12, atol=1e-14, err_msg=spec.id)
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=[s.id for s in SPECS])
 def test_rule_against_central_differences(spec):
     rng = np.random.default_rng(0)
@@ -262,6 +286,7 @@ def test_rule_against_central_differences(spec):
     else:
         np.testing.assert_allclose(jittape.grad(f)(*args), spec.hand(f.w, *args), rtol=1e-12)
     _check_tangent(spec, f, args, nums)
+    _check_interpreted_tier(spec, tape)
 
     # replay at a new point: forward and reverse kernels against recording there
     new = _point(spec, np.random.default_rng(1))
