@@ -17,7 +17,7 @@ import numpy as np
 
 from .active import Active
 from .errors import NotDifferentiableError
-from .objects import as_operand, to_active
+from .objects import as_operand, from_objects, to_active
 
 try:  # NumPy >= 2
     from numpy.lib import _index_tricks_impl as _index_tricks
@@ -108,10 +108,10 @@ def _wrap_statistic(name, public):
 
     @functools.wraps(original)
     def statistic(a, *args, **kwargs):
-        if type(a) is not np.ndarray or a.dtype == object:
-            act = to_active(as_operand(a))
-            if isinstance(act, Active):
-                return public(act, *args, **kwargs)
+        if type(a) is not np.ndarray:
+            a = np.asanyarray(a)  # what NumPy's own code does first
+        if a.dtype == object and any(isinstance(e, Active) for e in a.flat):
+            return public(from_objects(a), *args, **kwargs)
         return original(a, *args, **kwargs)
     statistic.__wrapped_by_jittape__ = original
     setattr(_methods, name, statistic)
