@@ -17,9 +17,11 @@ from .tiers import set_background, wait_compiled
 from .functions import logsumexp
 from . import scipy_special as _scipy_special
 from . import scipy_stats as _scipy_stats
+from . import scipy_functions as _scipy_functions
 
 _scipy_special.install()  # only if SciPy's special module is loaded already
 _scipy_stats.install()  # likewise scipy.stats
+_scipy_functions.install()  # and scipy.signal, scipy.linalg
 
 __version__ = "0.1.0"
 

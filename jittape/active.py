@@ -116,22 +116,11 @@ class Active(NdarrayMethods):
         self._lost(".tolist()")
 
     def __array__(self, dtype=None, copy=None):
-        """An active scalar becomes a 0-d object array holding itself, so that
-        ``np.array([a, b])``, ``np.asarray([[a, 1.0], ...])``, ``np.r_``, ``np.c_`` and
-        ``np.block`` of active scalars build object arrays, which jittape turns into one active
-        array wherever it meets them (:func:`jittape.objects.from_objects`). Anything else would drop the
-        derivative, and raises."""
-        if type(self._v) is float and (dtype is None or np.dtype(dtype) == object):
-            box = np.empty((), dtype=object)
-            box[()] = self
-            return box
-        raise ActiveConversionError(
-            "Converting an active value to a NumPy array (np.asarray(x) of an active array, a "
-            "float dtype, writing into a float array) would drop its derivative. Keep x as it is (it behaves as an array), build "
-            "arrays with np.stack / np.concatenate, or take the current value as a constant "
-            "with jittape.primal(x). A method of a plain ndarray given an active argument "
-            "(a.dot(x), out[...] = x) converts it too: write np.dot(a, x) or a @ x, and build "
-            "arrays functionally.")
+        """What NumPy gets when it converts an active value (``np.array([x, y])``,
+        ``np.asarray(x)``, ``np.int64(x)``): an object array of actives, which jittape turns
+        into one active array wherever it meets it, or NumPy's integer/bool value (guarded);
+        a float dtype raises. See :mod:`jittape.objects`."""
+        return dispatch.OPERATORS["to_array"](self, dtype)
 
     def __bool__(self):
         return bool(compare(K.NE, self, 0.0))

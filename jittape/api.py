@@ -11,9 +11,10 @@ import numpy as np
 from .ops import codes as K
 from .active import Active, _new
 from .objects import from_objects
-from .errors import NonScalarOutputError, NotDifferentiableError
+from .errors import NonScalarOutputError, NotDifferentiableError, clearer
 from . import scipy_special as _scipy_special
 from . import scipy_stats as _scipy_stats
+from . import scipy_functions as _scipy_functions
 from .tape import Recorder
 
 
@@ -189,6 +190,7 @@ def _record(f, args, kwargs, argnums, vector_output=False):
     single, nums = _normalize_argnums(argnums, len(args))
     _scipy_special.install()  # SciPy imported after jittape: wrap its non-ufunc functions now
     _scipy_stats.install()
+    _scipy_functions.install()
     rec = Recorder()
     args = list(args)
     structured = {}  # argnum -> treedef
@@ -209,7 +211,13 @@ def _record(f, args, kwargs, argnums, vector_output=False):
         structured[n] = td
     # one treedef per differentiated argument; None if all are plain floats or arrays
     treedefs = tuple(structured.get(n, _LEAF) for n in nums) if structured else None
-    out = f(*args, **kwargs)
+    try:
+        out = f(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        clear = clearer(e)
+        if clear is None:
+            raise
+        raise clear from e
     if type(out) is np.ndarray and out.dtype == object:  # return np.array([a, b])
         out = from_objects(out)
     if vector_output:

@@ -26,7 +26,8 @@ NOT_SUPPORTED = [
      "not yet; apply them to jittape.primal(x) for no derivative"),
     ("derivatives with respect to orders and shapes (iv's v, gammainc's a, betainc's a and b, "
      "polygamma's n, multigammaln's d)", "no closed form; pass constants (jittape.primal)"),
-    ("np.array([a, b]) of active scalars", "use np.stack([a, b])"),
+    ("SciPy's ufuncs and np.isnan on an object array of actives (np.array([a, b]))",
+     "no object loop, NumPy does not ask jittape; build it with np.stack([a, b])"),
 ]
 
 
@@ -75,9 +76,19 @@ def _links(names):
     return f"{word} " + ", ".join(f"[`{n}`](#op-{n})" for n in names)
 
 
+def _composed(handler):
+    """The page's entry for a function composed of ops: its handler and docstring line."""
+    doc = (getattr(handler, "__doc__", None) or "").strip().split("\n")[0]
+    where = getattr(handler, "__module__", "jittape")
+    return f"composed (`{where}.{getattr(handler, '__name__', '?')}`)" + (
+        f": {doc}" if doc else "")
+
+
 def ops_markdown():
     """The Markdown text of ``docs/ops.md``."""
     from .functions import FUNCTIONS, UFUNC_HANDLERS
+    from .scipy_functions import _FUNCTIONS as SCIPY_FUNCTIONS
+    from .ufuncs import _SCIPY_COMPOSED
 
     lines = ["# Supported operations", "",
              "Generated from the op table (`jittape/ops.py`) by "
@@ -106,14 +117,15 @@ def ops_markdown():
         elif name in primitive:
             entries[name] = _links(primitive[name])
         else:
-            handler = UFUNC_HANDLERS.get(f) or FUNCTIONS.get(f)
-            doc = (getattr(handler, "__doc__", None) or "").strip().split("\n")[0]
-            where = getattr(handler, "__module__", "jittape")
-            entries[name] = f"composed (`{where}.{getattr(handler, '__name__', '?')}`)" + (
-                f": {doc}" if doc else "")
+            entries[name] = _composed(UFUNC_HANDLERS.get(f) or FUNCTIONS.get(f))
     for name, names in primitive.items():
         if name.startswith("scipy."):
             entries[name] = _links(names)
+    for name, handler in _SCIPY_COMPOSED.items():
+        entries[f"scipy.special.{name}"] = _composed(handler)
+    for module, functions in SCIPY_FUNCTIONS.items():
+        for name, handler in functions.items():
+            entries[f"{module}.{name}"] = _composed(handler)
     entries["scipy.special.logsumexp"] = "composed (`jittape.functions.logsumexp`): max-shifted"
     for name in sorted(entries):
         lines.append(f"| `{name}` | {entries[name].replace('|', '&#124;')} |")

@@ -1,5 +1,7 @@
 """Exceptions jittape raises. Each message says what was wrong and what to do instead."""
 
+import re
+
 
 class JittapeError(Exception):
     """Base class of jittape's own errors."""
@@ -55,3 +57,36 @@ def check_ufunc_call(ufunc, method, kwargs):
     if extra:
         raise NotDifferentiableError(
             f"{name} with keyword(s) {sorted(extra)} on active values is not supported.")
+
+
+def clearer(e):
+    """jittape's error to raise instead of the error ``e`` NumPy raised while a function
+    was recorded, when NumPy's message hides the cause; None otherwise.
+
+    * ``g[i] = x[0]`` into a float array: NumPy replaces the ActiveConversionError of
+      ``float()`` by "setting an array element with a sequence" (an active value has
+      ``__getitem__``, so NumPy takes it for a sequence), keeping ours as the cause.
+    * A ufunc without an object loop (SciPy's, ``np.isnan``), or an object loop meeting a
+      plain number (``np.sin(np.array([x[0], 1.0]))``), given an object array holding active
+      values: NumPy asks no ``__array_ufunc__`` of the array's elements, so jittape never
+      sees the call.
+    """
+    cause = e.__cause__
+    if isinstance(e, ValueError) and isinstance(cause, ActiveConversionError):
+        return ActiveConversionError(*cause.args)
+    msg = str(e) if isinstance(e, TypeError) else ""
+    m = _NO_LOOP.match(msg) or _NO_METHOD.match(msg)
+    if m is None:
+        return None
+    return NotDifferentiableError(
+        f"ufunc {m.group(1)} was given an object array ({msg}). Inside a recording this is "
+        f"usually an array built from active values with np.array([...]) / np.asarray "
+        f"(an object array of actives), which this ufunc cannot loop over: NumPy does not "
+        f"ask the elements, so jittape never sees the call. Build the array with np.stack "
+        f"/ np.concatenate of the actives (or np.zeros_like(x) filled by item assignment), "
+        f"which gives an active array that every ufunc takes.")
+
+
+_NO_LOOP = re.compile(r"ufunc '(\w+)' not supported for the input types")
+_NO_METHOD = re.compile(r"loop of ufunc does not support argument \d+ of type \w+ which has "
+                        r"no callable (\w+) method")

@@ -14,7 +14,7 @@ views), :mod:`jittape.reductions` (reductions, scans, sorting, statistics),
 
 import numpy as np
 
-from . import (dispatch, linalg, numerics, objects, products, reductions, sequences,  # noqa: F401
+from . import (builders, dispatch, linalg, numerics, objects, products, reductions, sequences,  # noqa: F401
                shapefns, statistics, ufuncs, views)
 from .active import Active
 from .reductions import logsumexp  # noqa: F401  (jittape.logsumexp)

@@ -73,6 +73,10 @@ class NdarrayMethods:
         return type(self)(self._t, self._i, self._v)
 
     def astype(self, dtype, copy=True):
+        """A float64 copy, or NumPy's integer/bool value (no derivative, guarded: see
+        :func:`jittape.objects.to_array`); other float dtypes raise."""
+        if np.dtype(dtype).kind in "biu":
+            return dispatch.OPERATORS["to_array"](self, dtype)
         if np.dtype(dtype) != np.float64:
             raise NotDifferentiableError(
                 f"astype({dtype}) of an active value: only float64 carries derivatives. "

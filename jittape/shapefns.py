@@ -1,6 +1,6 @@
 """NumPy's shape and indexing functions on active values: gathers of flat indices.
 
-``swapaxes``, ``moveaxis``, ``squeeze``, ``expand_dims``, ``atleast_*d``, ``repeat``,
+``swapaxes``, ``moveaxis``, ``rollaxis``, ``squeeze``, ``expand_dims``, ``atleast_*d``, ``repeat``,
 ``tile``, the flips and rolls, the ``split`` and ``stack`` families, ``append``, ``delete``,
 ``copy``, ``take``, ``take_along_axis``, ``diag``, ``diagonal``, ``trace``, ``tril``,
 ``triu``, ``diff`` and ``pad``: each applies the NumPy function to the input's flat index
@@ -30,6 +30,18 @@ def moveaxis(a, source, destination):
     """``np.moveaxis`` as a gather."""
     _refuse_active("moveaxis", source=source, destination=destination)
     return _view(a, lambda i: np.moveaxis(i, source, destination))
+
+
+def rollaxis(a, axis, start=0):
+    """``np.rollaxis`` as a gather (a view, as NumPy's transpose)."""
+    _refuse_active("rollaxis", axis=axis, start=start)
+    return _view(a, lambda i: np.rollaxis(i, axis, start))
+
+
+def real_if_close(a, tol=100):
+    """``np.real_if_close`` of a real (active) array: ``a`` itself, as NumPy returns it."""
+    _refuse_active("real_if_close", tol=tol)
+    return a
 
 
 def squeeze(a, axis=None):
@@ -377,7 +389,8 @@ empty_like = _like(np.zeros_like, "empty_like")
 dispatch.FUNCTIONS.update({
     np.zeros_like: zeros_like, np.ones_like: ones_like, np.full_like: full_like,
     np.empty_like: empty_like,
-    np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.squeeze: squeeze,
+    np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.rollaxis: rollaxis,
+    np.real_if_close: real_if_close, np.squeeze: squeeze,
     np.expand_dims: expand_dims, np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d,
     np.atleast_3d: atleast_3d, np.repeat: repeat, np.tile: tile, np.flip: flip,
     np.fliplr: fliplr, np.flipud: flipud, np.rot90: rot90, np.roll: roll, np.split: split,

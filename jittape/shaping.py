@@ -14,6 +14,7 @@ import numpy as np
 
 from .active import Active, Predicate, _check_const, _new, _tape_of, const, flat_index, gather, guard, reshape
 from .errors import NotDifferentiableError
+from .objects import as_operand
 from .ops import codes as K
 
 try:  # NumPy >= 2
@@ -143,10 +144,12 @@ def _rearrange(x, fn):
 
 
 def _ravel_any(x):
+    x = as_operand(x)
     return _alias(x, (-1,)) if isinstance(x, Active) else np.ravel(_const_array(x))
 
 
 def _reshape_any(x, shape):
+    x = as_operand(x)
     return _alias(x, shape) if isinstance(x, Active) else np.reshape(_const_array(x), shape)
 
 
@@ -164,6 +167,9 @@ def concatenate(arrays, axis=0, out=None, **kw):
         raise NotDifferentiableError("np.concatenate(out=/dtype=) on active values")
     arrays = list(arrays)
     t = _tape_of(*arrays)
+    if len(arrays) == 1 and isinstance(arrays[0], Active) and np.ndim(arrays[0]._v):
+        np.concatenate([_shape_probe(np.shape(arrays[0]._v))], axis=axis)  # NumPy's checks
+        return _alias(arrays[0], (-1,) if axis is None else np.shape(arrays[0]._v))  # a copy
     if axis is None:
         arrays, axis = [np.ravel(a) for a in arrays], 0
     vals = [a._v if isinstance(a, Active) else np.asarray(a, dtype=np.float64) for a in arrays]

@@ -3,6 +3,9 @@
 Both record ``f`` once at the given point and sweep the tape (:mod:`jittape.jacobians`).
 """
 
+import numpy as np
+
+from .objects import to_active
 from .replay import record
 
 
@@ -12,7 +15,8 @@ def jvp(f, primals, tangents):
     Parameters
     ----------
     f : callable
-        ``f(*primals)`` returning a float or an array.
+        ``f(*primals)`` returning a float or an array, or a (nested) tuple, list or dict of
+        them.
     primals, tangents : tuple
         The point and a direction: one tangent per primal, of the same shape (floats for
         float primals). Every primal is differentiated.
@@ -21,7 +25,8 @@ def jvp(f, primals, tangents):
     -------
     (out, tangent_out)
         ``f(*primals)`` and ``J(primals) @ tangents`` (one tangent sweep), both of the
-        output's shape.
+        output's shape; for a structured output, both in its structure (JAX's convention),
+        each leaf a float or a float64 array of its shape.
 
     Raises
     ------
@@ -35,8 +40,52 @@ def jvp(f, primals, tangents):
                         "e.g. jvp(f, (x,), (v,))")
     if len(primals) != len(tangents):
         raise TypeError(f"jvp: {len(primals)} primal(s) but {len(tangents)} tangent(s)")
-    tape = record(f, *primals, argnums=tuple(range(len(primals))))
-    return tape.jvp(*primals, tangents=tuple(tangents), _val=tape.arrays.val)
+    leaves = []  # the shapes of a structured output's leaves, and its rebuilder
+
+    def flat_f(*args):
+        out = f(*args)
+        if not isinstance(out, (tuple, list, dict)):
+            return out
+        parts = []
+        leaves.append(_flatten_output(out, parts))
+        leaves.append([np.shape(p) for p in parts])
+        return np.concatenate([np.ravel(to_active(p)) for p in parts]) if parts else \
+            np.zeros(0)
+
+    tape = record(flat_f, *primals, argnums=tuple(range(len(primals))))
+    out, tan = tape.jvp(*primals, tangents=tuple(tangents), _val=tape.arrays.val)
+    if not leaves:
+        return out, tan
+    rebuild, shapes = leaves
+    return rebuild(_split(out, shapes)), rebuild(_split(tan, shapes))
+
+
+def _flatten_output(out, parts):
+    """Append the leaves of ``out`` (nested tuples, lists, dicts) to ``parts``; return a
+    function rebuilding the structure from an iterator of leaves."""
+    if isinstance(out, dict):
+        keys = list(out)
+        subs = [_flatten_output(out[k], parts) for k in keys]
+        return lambda it: {k: sub(it) for k, sub in zip(keys, subs)}
+    if isinstance(out, (tuple, list)):
+        subs = [_flatten_output(o, parts) for o in out]
+        kind = type(out)
+        make = kind._make if hasattr(kind, "_fields") else kind  # namedtuples
+        return lambda it: make([sub(it) for sub in subs])
+    parts.append(out)
+    return next
+
+
+def _split(flat, shapes):
+    """The consecutive pieces of the 1-D ``flat`` with ``shapes``, as an iterator (0-d ones
+    as floats)."""
+    flat, pieces, at = np.asarray(flat, dtype=np.float64).ravel(), [], 0
+    for shape in shapes:
+        n = int(np.prod(shape))
+        piece = flat[at:at + n].reshape(shape)
+        pieces.append(float(piece) if piece.ndim == 0 else piece)
+        at += n
+    return iter(pieces)
 
 
 def jacobian(f, argnums=0, mode="auto"):

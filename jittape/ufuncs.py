@@ -8,6 +8,7 @@ Importing this module fills :data:`jittape.dispatch.UFUNCS`.
 """
 
 import math
+import sys
 
 import numpy as np
 
@@ -74,13 +75,35 @@ def ternary(opc, x, y, q):
 
 def _resolve(ufunc):
     """The handler of an op-table ufunc met for the first time: one of an op registered after
-    import (jittape.ops.register), or a SciPy ufunc (resolved by name)."""
+    import (jittape.ops.register), or a SciPy ufunc (resolved by name; a few are composed,
+    :data:`_SCIPY_COMPOSED`)."""
     opc = UFUNC_OPCODES.get(ufunc)
     if opc is None:
-        opc = SCIPY_UFUNC_OPCODES.get(getattr(ufunc, "__name__", None))
-        if opc is None or _NP[opc] is not ufunc:
+        name = getattr(ufunc, "__name__", None)
+        opc = SCIPY_UFUNC_OPCODES.get(name)
+        if opc is None:
+            special = sys.modules.get("scipy.special")
+            composed = _SCIPY_COMPOSED.get(name)
+            return composed if getattr(special, name, None) is ufunc else None
+        if _NP[opc] is not ufunc:
             return None
     return _handler(opc)
+
+
+def _gammasgn(x):
+    """``scipy.special.gammasgn``: SciPy's values, piecewise constant (zero derivative).
+
+    1 for x > 0 and +0, -1 for -0, ``(-1)^n`` on ``(-n, -n + 1)`` (the sign of Gamma, DLMF 5.2.1 and the
+    reflection formula 5.5.3), NaN at the poles -1, -2, ..., -inf and NaN, as SciPy's."""
+    fl = unary(K.FLOOR, x)
+    alternating = 1.0 - 2.0 * binary(K.REMAINDER, fl, 2.0)
+    return where(compare(K.GT, x, 0.0), 1.0, where(
+        compare(K.EQ, x, 0.0), binary(K.COPYSIGN, 1.0, x),
+        where(compare(K.EQ, x, fl), math.nan, alternating)))
+
+
+# SciPy ufuncs without an op of their own: composed of ops (name -> handler)
+_SCIPY_COMPOSED = {"gammasgn": _gammasgn}
 
 
 def _heaviside(x, h0):

@@ -28,7 +28,29 @@ CASES = {
     "ufunc of an object array": lambda x: np.sum(np.sin(np.array([x[0], x[1] * 2])) +
                                                  np.arctan2(np.array([x[0], x[2]]), 2.0)),
     "float of a comparison": lambda x: x[0] * float(x[0] >= 0) + x[1] * int(x[1] < 0),
+    # active arrays inside np.array / np.asarray (autograd's test_array_from_arrays{,_2})
+    "array of active arrays": lambda x: np.sum(np.sin(np.array([x, 2 * x])) * C32.T),
+    "nested array of arrays": lambda x: np.sum(np.array([[2 * x, x + 1], [x, x]]) ** 2),
+    "array of arrays and constants": lambda x: np.sum(np.array([x, C32[:, 0], x ** 2]) ** 3),
+    "asarray of an active array": lambda x: np.sum(np.asarray(x) * np.arange(3.0)),
+    "ndarray method given an active": lambda x: np.sum(np.ones((2, 3)).dot(x) ** 2),
+    # np.r_ / np.c_ of active arrays (autograd's test_r_*, test_c_*)
+    "r_ of arrays": lambda x: np.sum(np.sin(np.r_[x, x[::-1]]) * np.arange(6.0)),
+    "r_ with constants and a slice": lambda x: np.sum(np.cos(np.r_[x, C32[0, 0], 1:4]) * 2.0),
+    "r_ of 2-d and directive": lambda x: np.sum(np.r_["1,2,0", x, x * 2] ** 2) + np.sum(
+        np.r_["0,2", x, C32[:, 0]] ** 3),
+    "c_ of 1-d and 2-d": lambda x: np.sum(np.c_[x, C32[:, 0], x ** 2] * np.sin(np.c_[
+        np.reshape(x, (3, 1)), C32[:, 1], 1:4])),
+    # NumPy's statistics of Python lists of actives (autograd's test_*_list_of_boxes)
+    "mean of a list": lambda x: np.mean([x[0], x[1] + 2]) * np.mean((x, x ** 2)),
+    "std and var of lists": lambda x: np.std([x[0], x[1] + 2, x[2]]) + np.var((x, 3 * x),
+                                                                                 axis=0)[1],
+    "append to a list": lambda x: np.sum(np.append([1.0, x[0], 3.0], x[1:]) ** 2),
+    # an integer cast has NumPy's value and no derivative (autograd's test_cast_to_int)
+    "cast to int": lambda x: np.sum(np.array([x, x ** 2])[np.int64(x * 0.6)]) + np.sum(
+        (x * 0.7).astype(int) * x),
 }
+C32 = np.array([[0.3, -1.2], [2.0, 0.7], [1.1, -0.4]])
 
 
 def _filled(x):
@@ -70,9 +92,25 @@ def test_like_functions_keep_numpy_dtypes():
     assert type(seen["int"]) is np.ndarray and seen["int"].dtype == np.int_
 
 
+def test_elements_of_an_active_array_cost_no_record_per_element():
+    """np.array([x, x]) of an active array: one gather from x, not a record per element;
+    np.r_[x] and np.asarray(x) give x itself back (no record)."""
+    tapes = [jittape.record(lambda x: np.array([x, x]), X), jittape.record(
+        lambda x: np.r_[x], X), jittape.record(lambda x: np.asarray(x), X)]
+    assert [len(t.arrays.op) for t in tapes] == [2, 1, 1]
+
+
+def test_cast_to_int_is_guarded():
+    f = lambda x: np.sum(x * np.int64(x))  # noqa: E731
+    tape = jittape.record(f, X)
+    np.testing.assert_allclose(tape.gradient(X + 0.1), np.int64(X + 0.1))
+    with pytest.raises(jittape.GuardFailure):
+        tape.gradient(X + 1.0)
+
+
 def test_conversions_that_drop_the_derivative_are_named():
     with pytest.raises(ActiveConversionError, match="np.stack"):
-        jittape.grad(lambda x: np.sum(np.asarray(x)))(X)
+        jittape.grad(lambda x: np.sum(np.asarray(x, dtype=float)))(X)
     with pytest.raises(ActiveConversionError, match="float"):
         jittape.grad(lambda x: np.sum(np.array([x[0], x[1]], dtype=float)))(X)
     with pytest.raises(ActiveConversionError, match="zeros_like"):

@@ -37,14 +37,39 @@ def test_math_module_cannot_see_active_values():
         jittape.grad(lambda x: math.sin(x[0]))(X)
 
 
-def test_np_asarray_of_active_value():
-    with pytest.raises(ActiveConversionError, match="np.asarray"):
-        jittape.grad(lambda x: np.sum(np.asarray(x)))(X)
+def test_np_asarray_with_a_float_dtype_points_to_stack():
+    # without a dtype it is an object array of actives (tests/test_building_arrays.py)
+    with pytest.raises(ActiveConversionError, match=r"np\.asarray.*np\.stack"):
+        jittape.grad(lambda x: np.sum(np.asarray(x * 2.0, dtype=float)))(X)
+    with pytest.raises(ActiveConversionError, match="dtype float32"):
+        jittape.grad(lambda x: np.sum(np.asarray(x, dtype=np.float32)))(X)
 
 
-def test_np_asarray_of_an_active_array_points_to_stack():
-    with pytest.raises(ActiveConversionError, match=r"np.stack"):
-        jittape.grad(lambda x: np.sum(np.asarray(x * 2.0)))(X)
+def test_writing_an_active_into_a_float_array_gets_jittape_error():
+    """NumPy turns the ActiveConversionError of float() into "setting an array element
+    with a sequence"; the recording gives jittape's back, pointing to zeros_like."""
+    def f(x):
+        g = np.zeros(3)
+        g[0] = x[0]
+        return np.sum(g)
+    with pytest.raises(ActiveConversionError, match="zeros_like"):
+        jittape.grad(f)(X)
+    with pytest.raises(ActiveConversionError, match="zeros_like"):
+        jittape.jvp(f, (X,), (X,))
+
+
+def test_ufunc_without_object_loop_on_an_object_array_of_actives_is_explained():
+    import scipy.special as sp
+    with pytest.raises(NotDifferentiableError, match="ufunc expit .*np.stack"):
+        jittape.grad(lambda x: np.sum(sp.expit(np.array([x[0], x[1]]))))(X)
+    with pytest.raises(NotDifferentiableError, match="ufunc sin .*np.stack"):
+        jittape.grad(lambda x: np.sum(np.sin(np.array([x[0], 1.0]))))(X)
+
+
+def test_scipy_function_converting_an_active_is_named():
+    import scipy.integrate
+    with pytest.raises(NotDifferentiableError, match=r"scipy\.integrate.*trapezoid"):
+        jittape.grad(lambda x: scipy.integrate.trapezoid(x))(X)
 
 
 def test_ufunc_without_rule_is_named():

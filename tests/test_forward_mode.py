@@ -93,3 +93,20 @@ def test_auto_mode_picks_the_cheaper_side():
     assert jacobians.choose_mode(tall, "auto") == "forward"
     with pytest.raises(ValueError, match="mode"):
         jittape.jacobian(np.sin, mode="sideways")
+
+
+def test_jvp_of_a_structured_output_keeps_its_structure():
+    """JAX's convention: tuple/list/dict outputs give tangents of the same structure."""
+    x, v = np.array([0.3, -0.8, 1.5]), np.array([1.0, 0.5, -2.0])
+
+    def f(x):
+        return np.sin(x), {"s": np.sum(x ** 2), "m": [np.outer(x, x), 3.0]}
+    out, tan = jittape.jvp(f, (x,), (v,))
+    ref = f(x)
+    assert isinstance(out, tuple) and isinstance(tan[1], dict) and isinstance(tan[1]["m"], list)
+    np.testing.assert_allclose(out[0], ref[0], rtol=1e-15)
+    np.testing.assert_allclose(out[1]["m"][0], ref[1]["m"][0], rtol=1e-15)
+    np.testing.assert_allclose(tan[0], np.cos(x) * v, rtol=1e-14)
+    np.testing.assert_allclose(tan[1]["s"], 2 * x @ v, rtol=1e-14)
+    np.testing.assert_allclose(tan[1]["m"][0], np.outer(v, x) + np.outer(x, v), rtol=1e-14)
+    assert tan[1]["m"][1] == 0.0 and out[1]["m"][1] == 3.0

@@ -32,7 +32,33 @@ CASES = {
     "multivariate_normal.pdf, rows": lambda x: np.sum(st.multivariate_normal.pdf(
         np.stack([x, x * 0.5]), np.ones(3))),
     "dirichlet.logpdf": lambda x: st.dirichlet.logpdf(x / np.sum(x), np.array([1.5, 2.0, 3.0])),
+    # cdf/sf through scipy.special's gammainc, betainc, gammaincc (autograd's test_*_cdf)
+    "chi2.cdf and sf": lambda x: np.sum(st.chi2.cdf(x, 3.0) + st.chi2.sf(x * 2, 1.5, 0.1)),
+    "gamma.cdf and logsf, active loc": lambda x: np.sum(st.gamma.cdf(2.0, [1.5, 2.0, 3.0],
+                                                                     x - 1)) + np.sum(
+        st.gamma.logsf(x, 2.5, scale=1.5)),
+    "beta.cdf and sf": lambda x: np.sum(st.beta.cdf(x / 2, 2.0, [3.0, 0.5, 1.5])) + np.sum(
+        st.beta.sf(x / 2 - 0.1, 0.7, 2.0)),
+    "t.cdf, active x and loc": lambda x: np.sum(st.t.cdf(x, 3.5, x[::-1] - 0.5, 2.0)),
+    "t.logcdf and logsf": lambda x: np.sum(st.t.logcdf(x - 1, [2.5, 4.0, 9.0]) +
+                                           st.t.logsf(2 * x, 3.0, 0.5)),
+    "t.cdf at its centre": lambda x: np.sum(st.t.cdf(x, 3.0, loc=X) * x),
+    "poisson.cdf and sf, active mu": lambda x: np.sum(st.poisson.cdf([[0, 2, 5], [1, -1, 7]],
+                                                                     x + 1) + st.poisson.sf(
+        [3, 0, 2.5], x * 3)),
+    # pseudo-determinant density (allow_singular) and entropy (autograd's test_mvn_*)
+    "multivariate_normal, singular cov": lambda x: np.sum(st.multivariate_normal.logpdf(
+        np.stack([np.r_[x[:2], 0.0], np.r_[x[1:], 0.0]]), np.r_[x[2], 0.3, 0.0],
+        np.diag([1.0, 2.0, 0.0]), allow_singular=True)),
+    "multivariate_normal, allow_singular, active cov": lambda x: st.multivariate_normal.pdf(
+        x[::-1], x, _spd(x), allow_singular=True),
+    "multivariate_normal.entropy": lambda x: st.multivariate_normal.entropy(x, _spd(x)),
 }
+
+
+def _spd(x):
+    a = np.outer(x, x[::-1]) + np.diag(x)
+    return a @ a.T + np.eye(3)
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -59,3 +85,21 @@ def test_plain_arguments_reach_scipy_unchanged():
         st.norm, X, 1.0))
     with pytest.raises(ValueError):  # SciPy's own argument checks still run for plain input
         st.dirichlet.logpdf(np.array([0.2, 0.2]), np.array([1.0, 1.0]))
+
+
+def test_singular_multivariate_normal_off_its_support_is_minus_inf_like_scipy():
+    cov, mean = np.diag([1.0, 0.0, 2.0]), np.zeros(3)
+    f = lambda x: st.multivariate_normal.logpdf(x, mean, cov, allow_singular=True)  # noqa
+    for x in (np.array([0.5, 0.0, 1.0]), np.array([0.5, 0.1, 1.0])):
+        value, g = jittape.value_and_grad(f)(x)
+        assert value == pytest.approx(f(x), rel=1e-13) or value == f(x) == -np.inf
+    with pytest.raises(np.linalg.LinAlgError):  # allow_singular=False refuses, as SciPy
+        jittape.grad(lambda x: st.multivariate_normal.logpdf(x, mean, cov))(np.ones(3))
+
+
+@pytest.mark.parametrize("call", [lambda x: st.t.cdf(0.5, x), lambda x: st.gamma.sf(1.0, x),
+                                  lambda x: st.beta.cdf(0.5, 2.0, x),
+                                  lambda x: st.poisson.cdf(x, 2.0)])
+def test_cdf_parameters_without_a_derivative_are_refused_by_name(call):
+    with pytest.raises(jittape.NotDifferentiableError, match=r"scipy\.stats\.\w+\.cdf/sf"):
+        jittape.grad(lambda x: np.sum(call(x)))(X + 1)
