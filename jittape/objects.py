@@ -65,7 +65,11 @@ def to_array(x, dtype=None):
             box = np.empty((), dtype=object)
             box[()] = x
             return box
-        return elements(x)
+        # read-only: np.asarray(x) of an ndarray is x itself in NumPy, so a write into it
+        # would change x there; here it could not, so it raises instead of diverging
+        out = elements(x)
+        out.flags.writeable = False
+        return out
     if dt.kind == "b":
         guard(compare(K.NE, x, 0.0))
         return np.asarray(x._v, dtype=dt)

@@ -100,6 +100,23 @@ def test_elements_of_an_active_array_cost_no_record_per_element():
     assert [len(t.arrays.op) for t in tapes] == [2, 1, 1]
 
 
+def test_a_write_into_asarray_of_an_active_raises_rather_than_diverging():
+    """In NumPy np.asarray(x) is x: a write into it changes x. jittape's object array cannot
+    reach x, so it is read-only; np.array([x, x]) is a copy and stays writable."""
+    def f(x):
+        a = np.asarray(x)
+        a[0] = 5.0
+        return np.sum(x)
+    with pytest.raises(ValueError, match="read-only"):
+        jittape.grad(f)(X)
+
+    def g(x):
+        a = np.array([x, x])
+        a[0] = 5.0
+        return np.sum(a)
+    np.testing.assert_allclose(jittape.grad(g)(X), np.ones_like(X))
+
+
 def test_cast_to_int_is_guarded():
     f = lambda x: np.sum(x * np.int64(x))  # noqa: E731
     tape = jittape.record(f, X)
