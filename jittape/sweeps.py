@@ -49,7 +49,9 @@ class Sweeps:
             names = [OPS[c].name for c in sorted(codes) if OPS[c].kind != "leaf"]
             ops = ", ".join(names) if len(names) <= 8 else \
                 f"{len(names)} ops ({', '.join(names[:6])}, ...)"
-            out = jitcache.FirstCall(module, what, f"{what.replace('_', ' ')} for {ops}")(*args)
+            where = " in the background" if tiers.on_compile_thread() else ""
+            describe = f"{what.replace('_', ' ')} for {ops}{where}"
+            out = jitcache.FirstCall(module, what, describe)(*args)
             setattr(self, what, getattr(module, what))  # steady state: the dispatcher
             return out
 

@@ -20,6 +20,7 @@ code is in the cache for the next process.
 
 import contextlib
 import os
+import threading
 import types
 from concurrent.futures import ThreadPoolExecutor
 
@@ -36,6 +37,7 @@ SMALL_RECORDS = 2048
 _OUTPUT = {"forward_sweep": -1, "reverse_sweep": -2, "tangent_sweep": -1}
 _enabled = [None]  # None: as $JITTAPE_BACKGROUND says (read at each first call)
 _executor = []
+_THREAD = "jittape-compile"
 _pending = set()
 _interpreted = {}  # frozenset of opcodes -> module of interpreted sweeps
 
@@ -78,11 +80,15 @@ def small(args):
 def submit(fn, *args):
     """Run ``fn(*args)`` on the one compile thread (Numba compiles one thing at a time)."""
     if not _executor:
-        _executor.append(ThreadPoolExecutor(1, thread_name_prefix="jittape-compile"))
+        _executor.append(ThreadPoolExecutor(1, thread_name_prefix=_THREAD))
     future = _executor[0].submit(fn, *args)
     _pending.add(future)
     future.add_done_callback(_pending.discard)
     return future
+
+
+def on_compile_thread():
+    return threading.current_thread().name.startswith(_THREAD)
 
 
 def wait_compiled():
