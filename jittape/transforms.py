@@ -1,10 +1,14 @@
-"""Forward-mode transforms of a function: :func:`jvp` and :func:`jacobian` (JAX's names).
+"""Transforms of a function, JAX's names: :func:`jvp` (forward mode), :func:`vjp` (reverse
+mode, a pullback) and :func:`jacobian`.
 
-Both record ``f`` once at the given point and sweep the tape (:mod:`jittape.jacobians`).
+Each records ``f`` once at the given point and sweeps the tape (:mod:`jittape.jacobians`).
+A function returning a (nested) tuple, list or dict is recorded with its leaves
+concatenated into one output; tangents and cotangents take the output's structure.
 """
 
 import numpy as np
 
+from .api import like_input
 from .objects import to_active
 from .replay import record
 
@@ -40,7 +44,63 @@ def jvp(f, primals, tangents):
                         "e.g. jvp(f, (x,), (v,))")
     if len(primals) != len(tangents):
         raise TypeError(f"jvp: {len(primals)} primal(s) but {len(tangents)} tangent(s)")
-    leaves = []  # the shapes of a structured output's leaves, and its rebuilder
+    tape, leaves = _record_flat(f, primals)
+    out, tan = tape.jvp(*primals, tangents=tuple(tangents), _val=tape.arrays.val)
+    if not leaves:
+        return out, tan
+    rebuild, shapes = leaves
+    return rebuild(_split(out, shapes)), rebuild(_split(tan, shapes))
+
+
+def vjp(f, *primals):
+    """Reverse-mode vector-Jacobian product, in JAX's convention: ``(out, pullback)``.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(*primals)`` returning a float or an array, or a (nested) tuple, list or dict of
+        them. Every primal is differentiated.
+
+    Returns
+    -------
+    out
+        ``f(*primals)`` (float64 leaves).
+    pullback : callable
+        ``pullback(cotangent)`` with ``cotangent`` of the output's shape and structure
+        returns the tuple ``cotangent^T J``, one gradient per primal in its shape and
+        floating dtype. Each call is one reverse sweep over the tape recorded here
+        (Griewank & Walther, "Evaluating Derivatives", 2nd ed., sec. 3.2), so pulling back
+        many cotangents costs one recording.
+
+    Raises
+    ------
+    ValueError
+        From ``pullback``: a cotangent whose shape or structure differs from the output's.
+    """
+    tape, leaves = _record_flat(f, primals)
+    val = tape.arrays.val
+    out = tape._output(val)
+
+    def pullback(cotangent):
+        if leaves:
+            parts = []
+            _flatten_output(cotangent, parts)
+            if [np.shape(p) for p in parts] != leaves[1]:
+                raise ValueError(f"vjp: cotangent leaves of shapes {[np.shape(p) for p in parts]}"
+                                 f" for output leaves of shapes {leaves[1]}")
+            cotangent = np.concatenate([np.ravel(p) for p in parts]) if parts else np.zeros(0)
+        grads = tape.vjp(primals, cotangent, _val=val)[1]
+        return tuple(like_input(g, x) for g, x in zip(grads, primals))
+    if leaves:
+        out = leaves[0](_split(out, leaves[1]))
+    return out, pullback
+
+
+def _record_flat(f, primals):
+    """``(tape, leaves)``: ``f`` recorded at ``primals`` (all differentiated) with a
+    structured output's leaves concatenated; ``leaves`` is ``[rebuild, shapes]`` for such an
+    output, else empty."""
+    leaves = []
 
     def flat_f(*args):
         out = f(*args)
@@ -51,13 +111,7 @@ def jvp(f, primals, tangents):
         leaves.append([np.shape(p) for p in parts])
         return np.concatenate([np.ravel(to_active(p)) for p in parts]) if parts else \
             np.zeros(0)
-
-    tape = record(flat_f, *primals, argnums=tuple(range(len(primals))))
-    out, tan = tape.jvp(*primals, tangents=tuple(tangents), _val=tape.arrays.val)
-    if not leaves:
-        return out, tan
-    rebuild, shapes = leaves
-    return rebuild(_split(out, shapes)), rebuild(_split(tan, shapes))
+    return record(flat_f, *primals, argnums=tuple(range(len(primals)))), leaves
 
 
 def _flatten_output(out, parts):
