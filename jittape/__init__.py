@@ -8,7 +8,7 @@ new inputs) and the tangent sweep (JVPs, forward-mode Jacobians). See README.md 
 from .api import grad, primal, stop_gradient, value_and_grad
 from .errors import (ActiveConversionError, GuardFailure, JittapeError, NonScalarOutputError,
                      NotDifferentiableError, TapeFormatError)
-from .optimize import minimize
+from .optimize import least_squares, minimize
 from .replay import Tape, load, record
 from .taped_function import ReplayStats, TapedFunction, taped
 from .transforms import jacobian, jvp, vjp
@@ -27,7 +27,7 @@ __version__ = "0.1.0"
 
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "set_quiet", "set_background", "wait_compiled",
-           "logsumexp", "record", "taped", "minimize", "load",
+           "logsumexp", "record", "taped", "minimize", "least_squares", "load",
            "Tape", "TapedFunction", "ReplayStats", "primal", "stop_gradient",
            "ActiveConversionError", "GuardFailure", "JittapeError", "NonScalarOutputError",
            "NotDifferentiableError", "TapeFormatError"]

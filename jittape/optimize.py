@@ -67,3 +67,46 @@ def minimize(fun, x0, args=(), method=None, *, jac=None, constraints=(), **kwarg
                       method=method, jac=True, constraints=constraints, **kwargs)
     res.replay_stats = tf.stats
     return res
+
+
+def least_squares(fun, x0, args=(), *, jac=None, **kwargs):
+    """``scipy.optimize.least_squares`` with the exact Jacobian of the residuals from a
+    replayed tape.
+
+    ``fun(x, *args)`` returns the residual vector; it is recorded on the first call and
+    replayed natively afterwards (re-recorded when a guard fails; :func:`jittape.taped`).
+    Its Jacobian ``J(x)``, shape ``(m, n)``, comes from the same tape: ``n`` tangent sweeps
+    or ``m`` reverse sweeps, whichever are fewer (Griewank & Walther, "Evaluating
+    Derivatives", sec. 3.3). Every other keyword (``method``, ``bounds``, ``loss``,
+    ``x_scale``, ...) goes to SciPy unchanged.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(x, *args) -> ndarray of shape (m,)``, plain NumPy code; ``x`` a float64
+        array of shape ``(n,)``.
+    x0 : array_like, shape (n,)
+    args : tuple
+        Extra arguments of ``fun``: constants of the tape (a change re-records).
+
+    Returns
+    -------
+    scipy.optimize.OptimizeResult
+        SciPy's result (``jac`` is the exact Jacobian at the solution);
+        ``result.replay_stats`` holds the :class:`jittape.ReplayStats` of the residuals.
+
+    Raises
+    ------
+    ValueError
+        If ``jac`` is given: the Jacobian is jittape's to supply.
+    """
+    import scipy.optimize as so
+
+    if jac is not None:
+        raise ValueError("jittape.least_squares supplies the Jacobian itself; pass jac to "
+                         "scipy.optimize.least_squares directly to use your own")
+    tf = taped(fun)
+    res = so.least_squares(tf, np.asarray(x0, dtype=np.float64), jac=tf.jacobian, args=args,
+                           **kwargs)
+    res.replay_stats = tf.stats
+    return res

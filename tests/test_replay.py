@@ -208,6 +208,23 @@ def test_minimize_refuses_a_user_jac():
         jittape.minimize(rosen, np.zeros(3), jac=so.rosen_der)
 
 
+def test_least_squares_gets_the_exact_jacobian_from_one_tape():
+    """Exponential decay fit: the same iterates as SciPy given the analytic Jacobian."""
+    t = np.linspace(0.0, 3.0, 30)
+    y = 2.5 * np.exp(-1.3 * t) + 0.1 * np.sin(5.0 * t)
+    res = lambda p: p[0] * np.exp(-p[1] * t) - y  # noqa: E731
+    jac = lambda p: np.stack([np.exp(-p[1] * t), -p[0] * t * np.exp(-p[1] * t)], 1)  # noqa
+    for method in ("trf", "lm", "dogbox"):
+        r = jittape.least_squares(res, [1.0, 1.0], method=method)
+        r0 = so.least_squares(res, [1.0, 1.0], jac=jac, method=method)
+        np.testing.assert_allclose(r.x, r0.x, rtol=1e-10)
+        assert r.nfev == r0.nfev and r.njev == r0.njev
+        np.testing.assert_allclose(r.jac, jac(r.x), rtol=1e-12)
+        assert r.replay_stats.recordings == 1
+    with pytest.raises(ValueError, match="Jacobian"):
+        jittape.least_squares(res, [1.0, 1.0], jac=jac)
+
+
 def test_plain_scipy_routes():
     vg = jittape.value_and_grad(rosen)
     r = so.minimize(vg, np.zeros(5), jac=True, method="L-BFGS-B")
