@@ -7,6 +7,8 @@ construction (``np.log(1.0 + a ** 2)``), magnitudes within ``LIMIT``, thresholds
 values they split, writes only into arrays the program made (copies, results, their views).
 """
 
+import warnings
+
 import numpy as np
 import scipy.special  # noqa: F401 (programs call scipy.special.* and scipy.stats.*)
 import scipy.stats  # noqa: F401
@@ -119,12 +121,15 @@ def _maxabs(val):
 
 
 def _shape_of(template, *shapes, **params):
-    """The shape of ``template`` run on zero arrays of ``shapes``, None if it raises."""
+    """The shape of ``template`` run on zero arrays of ``shapes``, None if it raises or
+    warns of a deprecation (np.cross of 2-vectors)."""
     names = dict(zip("ab", "AB"), **params)
     try:
-        r = eval(template.format(**names), {"np": np},
-                 {n: np.zeros(sh) for n, sh in zip("AB", shapes)})
-    except (ValueError, IndexError, TypeError):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)
+            r = eval(template.format(**names), {"np": np},
+                     {n: np.zeros(sh) for n, sh in zip("AB", shapes)})
+    except (ValueError, IndexError, TypeError, DeprecationWarning):
         return None
     return np.shape(r) if np.size(r) <= MAX_SIZE else None
 
