@@ -21,6 +21,12 @@ def _with_jacobian(con):
     return con  # LinearConstraint and the like need no derivative
 
 
+def _refuse_user_derivative(name, what, jac):
+    if jac is not None:
+        raise ValueError(f"jittape.{name} supplies the {what} itself; pass jac to "
+                         f"scipy.optimize.{name} directly to use your own")
+
+
 def minimize(fun, x0, args=(), method=None, *, jac=None, constraints=(), **kwargs):
     """``scipy.optimize.minimize`` with the value and gradient of ``fun`` from replayed tapes.
 
@@ -56,9 +62,7 @@ def minimize(fun, x0, args=(), method=None, *, jac=None, constraints=(), **kwarg
     """
     import scipy.optimize as so  # here, not at import: it doubles `import jittape`
 
-    if jac is not None:
-        raise ValueError("jittape.minimize supplies the gradient itself; pass jac to "
-                         "scipy.optimize.minimize directly to use your own")
+    _refuse_user_derivative("minimize", "gradient", jac)
     tf = taped(fun)
     if isinstance(constraints, (dict, so.NonlinearConstraint, so.LinearConstraint)):
         constraints = [constraints]
@@ -102,9 +106,7 @@ def least_squares(fun, x0, args=(), *, jac=None, **kwargs):
     """
     import scipy.optimize as so
 
-    if jac is not None:
-        raise ValueError("jittape.least_squares supplies the Jacobian itself; pass jac to "
-                         "scipy.optimize.least_squares directly to use your own")
+    _refuse_user_derivative("least_squares", "Jacobian", jac)
     tf = taped(fun)
     res = so.least_squares(tf, np.asarray(x0, dtype=np.float64), jac=tf.jacobian, args=args,
                            **kwargs)
