@@ -23,7 +23,7 @@ import re
 
 import sys
 
-from . import externals, scalar_special, scalarmath
+from . import externals, scalar_special, scalarmath, symbolic
 from .ops import OPS
 from .optable import LEAF, UNARY
 
@@ -107,6 +107,7 @@ def rule_roots(ops):
     roots = []
     for op in ops:
         roots += [op.value, *op.partials, op.forward, op.tangent, op.reverse]
+        roots += [op.second] if callable(op.second) else []
     return [r for r in roots if r is not None]
 
 
@@ -193,6 +194,68 @@ def _elementwise_tangent(op):
     return lines
 
 
+# --- second order: the tangent of the reverse sweep ---------------------------------------
+_CALL_RULES = symbolic.call_rules(OPS)
+
+
+def _guarded(d, t):
+    return f"({d}) * {t} if {t} != 0.0 else 0.0"
+
+
+def _partial_tangent(op, p):
+    """The tangent of partial ``p`` as a sum over x, y, q, z of ``dp/dv * vdot`` (a zero
+    tangent contributes 0 even where dp/dv is inf), or None if no rule is known. Arguments
+    that must be constants have a zero tangent."""
+    skip = {"xyq"[op.args.index(a)] for a in op.constant}
+    terms = []
+    for v in "xyqz":
+        d = None if v in skip else symbolic.partial(p, v, _CALL_RULES)
+        if d is not None:
+            terms.append(f"({_guarded(d, v + 'd')})")
+    return " + ".join(terms) or "0.0"
+
+
+def _elementwise_hvp(op):
+    targets = _operand_targets(op)
+    try:
+        tangents = [_partial_tangent(op, d) for d, _, _ in targets]
+    except symbolic.NoRule:
+        return ["return i  # no second-order rule"]
+    names = "xyq"[:max(op.arity, 1)]
+    at = {"x": "ia + j", "y": "ib + j * sb", "q": "iq + j * sq"}
+    if op.kind != UNARY:
+        at["x"] = "ia + j * sa"
+    body = ["g = adj[o + j]", "gd = adjdot[o + j]", "if g == 0.0 and gd == 0.0:",
+            "    continue", "z = val[o + j]", "zd = dot[o + j]"]
+    body += [f"{v} = val[{at[v]}]" for v in names] + [f"{v}d = dot[{at[v]}]" for v in names]
+    for (d, p, s), pd in zip(targets, tangents):
+        where = at["xyq"["ia ib iq".split().index(p)]]
+        body += [f"p = {d}", f"pd = {pd}",
+                 f"adj[{where}] += g * p if g != 0.0 else 0.0",
+                 f"adjdot[{where}] += (gd * p if gd != 0.0 else 0.0) + "
+                 f"(g * pd if g != 0.0 else 0.0)"]
+    return ["c = ci"] + _strides(op) + ["for j in range(n):"] + ["    " + ln for ln in body]
+
+
+def _structured_hvp(op, const):
+    consts = [c.format(const=const) for c in _CONSTS]
+    if op.second == "linear":
+        rev = op.reverse.__name__
+        return consts + [f"{rev}(val, adj, {_ARGS}, ca, cb)",
+                         f"{rev}(val, adjdot, {_ARGS}, ca, cb)"]
+    if callable(op.second):
+        return consts + [f"{op.second.__name__}(val, dot, adj, adjdot, {_ARGS}, ca, cb)"]
+    return ["return i  # no second-order rule"]
+
+
+def has_second_order(op):
+    """Whether ``op`` has a second-order rule (HVPs through it)."""
+    if not op.differentiable or op.kind == LEAF:
+        return True
+    return _elementwise_hvp(op)[0] != "return i  # no second-order rule" if op.elementwise \
+        else op.second is not None
+
+
 # --- structured branches ------------------------------------------------------------------
 _ARGS = "o, n, ia, ib, t_k[i], ci, pool, off"
 _CONSTS = "ca = t_a[i] < 0 or t_op[t_a[i]] == {const}", "cb = t_b[i] < 0 or t_op[t_b[i]] == {const}"
@@ -213,6 +276,10 @@ def branch(op, sweep, const):
     """The body of op's branch in ``sweep`` ("forward", "reverse", "tangent"), or None."""
     if op.kind == LEAF:
         return None
+    if sweep == "hvp":
+        if not op.differentiable:
+            return None
+        return (_elementwise_hvp(op) if op.elementwise else _structured_hvp(op, const))
     if op.elementwise:
         if sweep == "forward":
             return _elementwise_forward(op)
@@ -234,6 +301,10 @@ _SWEEPS = {
     "tangent": ("tangent_sweep(" + TAPE + ", val, dot)", "for i in range(t_op.shape[0]):",
                 "return",
                 "Propagate tangents into dot (inputs seeded) given the values in val."),
+    "hvp": ("hvp_sweep(" + TAPE + ", val, dot, adj, adjdot, last)",
+            "for i in range(last, -1, -1):", "return -1",
+            "Adjoints and their tangents (forward over reverse) for records last..0, given "
+            "values and tangents; -1, or the id of a record with no second-order rule."),
 }
 
 
@@ -267,8 +338,9 @@ def sweep_source(ops, cache=True, python=False):
     parts = [f"# jittape sweeps for ops: {', '.join(op.name for op in ops)}\n"
              "# generated from the op table by jittape.codegen; do not edit\n"
              + (PY_HEADER if python else HEADER)]
-    helpers = helper_source(rule_roots(ops), python=python)
+    sweeps = [_sweep(s, ops, const, cache) for s in ("forward", "reverse", "tangent", "hvp")]
+    # the second-order branches may call helpers that no rule names (derivatives of calls)
+    helpers = helper_source(rule_roots(ops) + [sweeps[-1]], python=python)
     if helpers:
         parts.append(helpers)
-    parts += [_sweep(s, ops, const, cache) for s in ("forward", "reverse", "tangent")]
-    return "\n\n".join(parts)
+    return "\n\n".join(parts + sweeps)

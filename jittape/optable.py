@@ -116,6 +116,15 @@ class Op:
     constant : tuple of str
         The arguments (names from ``args``) that must not be active: no derivative rule
         exists with respect to them; the dispatch refuses an active value there.
+    second : str, callable or None
+        Structured ops' second-order rule, for the tangent of the reverse sweep (HVPs):
+        ``"linear"`` if the reverse rule is linear in the adjoints with coefficients that
+        are locally constant in the values (gathers, sums, selections: its tangent is the
+        same rule applied to the adjoints' tangents), or a kernel ``hvp(val, dot, adj,
+        adjdot, o, n, ia, ib, k, c, pool, off, ca, cb)`` accumulating both the adjoints
+        and their tangents. None: no second-order rule (an HVP raises, naming the op).
+        Elementwise ops need none: theirs is derived from the partials
+        (:mod:`jittape.symbolic`).
     code : int
         The opcode (the op's position in the table; the tape file format: append only).
     """
@@ -137,6 +146,7 @@ class Op:
     spec: Spec = field(default_factory=Spec)
     args: tuple = ()
     constant: tuple = ()
+    second: object = None
     code: int = -1
 
     @property
@@ -187,11 +197,11 @@ def elementwise(name, kind, numpy, value, partials, doc, scalar=None, uses_c=Fal
 
 
 def structured(name, numpy, doc, forward, tangent=None, reverse=None, arity=1, checks=False,
-               fusion=None, check=None, spec=None):
+               fusion=None, check=None, spec=None, second=None):
     """A structured entry: kernels written side by side (see the module docstring)."""
     return Op(name, STRUCTURED, tuple(numpy), doc, forward=forward, tangent=tangent,
               reverse=reverse, checks=checks, fusion=fusion, check=check, spec=spec or Spec(),
-              _arity=arity)
+              second=second, _arity=arity)
 
 
 def pool_at(t, k, count):

@@ -328,6 +328,17 @@ class Tape:
         tan = (tangents,) if self.single else tuple(tangents)
         return self._output(val), jacobians.jvp(self, val, self._flat(tan))
 
+    def hvp(self, *xs, v):
+        """``H(xs) v`` of a scalar-output tape: forward, tangent and second-order sweeps at
+        new inputs (forward over reverse; :mod:`jittape.second_order`). ``v`` has the
+        structure of the differentiated arguments (a tuple of them for several); so has the
+        result. Raises GuardFailure as :meth:`gradient` does, NotDifferentiableError if an
+        op of the tape has no second-order rule."""
+        from . import second_order
+        flat = self._flat(tuple(xs))
+        val = self._forward(flat)
+        return second_order.tape_hvp(self, val, self._flat((v,) if self.single else tuple(v)))[1]
+
     def jacobian(self, *xs, mode="auto", _val=None):
         """The Jacobian of a single-input tape, shape ``out_shape + in_shape``.
 

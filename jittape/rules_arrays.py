@@ -404,24 +404,29 @@ _NONE = "no derivative (integer result); guarded when used"
 
 INDEXING_OPS = [
     structured("slice", [], "z = x[k:k+n] (contiguous indexing); xbar[k:k+n] += zbar",
-               slice_forward, slice_tangent, slice_reverse, fusion="slice", check=slice_check),
+               slice_forward, slice_tangent, slice_reverse, fusion="slice", check=slice_check,
+               second="linear"),
     structured("gather", [np.broadcast_to, np.transpose],
                "z = x[idx] (indexing, transpose, broadcasting); xbar[idx] += zbar "
                "(scatter-add)", gather_forward, gather_tangent, gather_reverse,
-               fusion="gather", check=gather_check),
+               fusion="gather", check=gather_check, second="linear"),
     structured("concat", [np.concatenate, np.stack], "each part's xbar += its block of zbar",
-               concat_forward, concat_tangent, concat_reverse, arity=-1, check=concat_check),
+               concat_forward, concat_tangent, concat_reverse, arity=-1, check=concat_check,
+               second="linear"),
 ]
 
 REDUCTION_OPS = [
     structured("sum", [np.sum, np.mean], "xbar[r, t, q] += zbar[r, q]", sum_forward,
-               sum_tangent, sum_reverse, fusion="sum", check=layout_check(True, 0)),
+               sum_tangent, sum_reverse, fusion="sum", check=layout_check(True, 0),
+               second="linear"),
     structured("prod", [np.prod], "xbar += zbar * prod of the other factors (exact with zeros)",
                prod_forward, prod_tangent, prod_reverse, check=layout_check(True, 0)),
     structured("max", [np.max, np.amax], "the maximal elements share zbar evenly",
-               max_forward, extremum_tangent, extremum_reverse, check=layout_check(False, 0)),
+               max_forward, extremum_tangent, extremum_reverse, check=layout_check(False, 0),
+               second="linear"),
     structured("min", [np.min, np.amin], "the minimal elements share zbar evenly",
-               min_forward, extremum_tangent, extremum_reverse, check=layout_check(False, 0)),
+               min_forward, extremum_tangent, extremum_reverse, check=layout_check(False, 0),
+               second="linear"),
 ]
 
 CONTROL_OPS = [
@@ -434,12 +439,13 @@ CONTROL_OPS = [
 
 SCAN_OPS = [
     structured("cumsum", [np.cumsum], "xbar[t] += sum_{s >= t} zbar[s] (a reversed cumsum)",
-               cumsum_forward, cumsum_tangent, cumsum_reverse, check=layout_check(True)),
+               cumsum_forward, cumsum_tangent, cumsum_reverse, check=layout_check(True),
+               second="linear"),
     structured("cumprod", [np.cumprod],
                "xbar[t] += z[t-1] R[t], R[t] = zbar[t] + x[t+1] R[t+1] (exact with zeros)",
                cumprod_forward, cumprod_tangent, cumprod_reverse, check=layout_check(True),
                spec=Spec(lo=0.5)),
     structured("sort", [np.sort], "z = x[perm]; xbar[perm] += zbar (the adjoint follows the "
                "permutation, recomputed on replay)", sort_forward, sort_tangent, sort_reverse,
-               check=sort_check),
+               check=sort_check, second="linear"),
 ]

@@ -73,6 +73,26 @@ def matmul_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
                     adj[qa + i * kk + t] += s
 
 
+def matmul_hvp(val, dot, adj, adjdot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    # Z = X Y: Xbar += Zbar Y^T, and its tangent Xbar' += Zbar' Y^T + Zbar Ydot^T (Ybar
+    # likewise): the reverse rule on adj, on adjdot, and the bilinear cross terms
+    m, kk, nn, batch = pool[k], pool[k + 1], pool[k + 2], pool[k + 3]
+    matmul_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb)
+    matmul_reverse(val, adjdot, o, n, ia, ib, k, c, pool, off, ca, cb)
+    for q in range(batch):
+        qa, qb, qo = ia + q * m * kk, ib + q * kk * nn, o + q * m * nn
+        for i in range(m):
+            for t in range(kk):
+                s = 0.0
+                for j in range(nn):
+                    g = adj[qo + i * nn + j]
+                    s += g * dot[qb + t * nn + j]
+                    if not cb:
+                        adjdot[qb + t * nn + j] += dot[qa + i * kk + t] * g
+                if not ca:
+                    adjdot[qa + i * kk + t] += s
+
+
 # --- dense linear algebra on (n, n) matrices, pool[k:] = n, m -----------------------------
 def square(buf, i, n):
     return buf[i:i + n * n].reshape((n, n))
@@ -243,7 +263,7 @@ _SQ = Spec(shapes=(((3, 3),),))
 MATMUL = structured("matmul", [np.matmul, np.dot],
                     "Z = X @ Y; Zdot = Xdot Y + X Ydot; Xbar += Zbar Y^T; Ybar += X^T Zbar",
                     matmul_forward, matmul_tangent, matmul_reverse, arity=2,
-                    check=matmul_check)
+                    check=matmul_check, second=matmul_hvp)
 
 LINALG_OPS = [
     structured("inv", [np.linalg.inv], "Y = A^-1; Ydot = -Y Adot Y; Abar += -Y^T Ybar Y^T",

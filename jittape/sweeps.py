@@ -19,8 +19,9 @@ from . import jitcache, tiers
 from .codegen import sweep_source
 from .ops import OPS
 
-#: The callables of a Sweeps object: the forward, reverse and tangent sweeps.
-FUNCTIONS = ("forward_sweep", "reverse_sweep", "tangent_sweep")
+#: The callables of a Sweeps object: the forward, reverse and tangent sweeps and the tangent
+#: of the reverse sweep (Hessian-vector products).
+FUNCTIONS = ("forward_sweep", "reverse_sweep", "tangent_sweep", "hvp_sweep")
 _LOADED = {}  # frozenset of opcodes -> Sweeps, in this process
 _MODULES = {}  # frozenset of opcodes -> generated module, in this process
 _INDEX = "opsets.txt"
@@ -164,10 +165,11 @@ def for_tape(t):
     return s
 
 
-def warmup(codes=None):
-    """Compile (or load from the cache) all three sweeps for ``codes`` (default: every op of
-    the table), so that later tapes whose ops it contains compile nothing. Returns the
-    :class:`Sweeps`. ``python -m jittape warmup`` calls this."""
+def warmup(codes=None, hvp=True):
+    """Compile (or load from the cache) the sweeps for ``codes`` (default: every op of the
+    table), so that later tapes whose ops it contains compile nothing; ``hvp``: the
+    second-order sweep too. Returns the :class:`Sweeps`. ``python -m jittape warmup`` calls
+    this."""
     import numpy as np
     codes = _with_leaves(codes if codes is not None else [op.code for op in OPS])
     s = Sweeps(codes)
@@ -179,4 +181,6 @@ def warmup(codes=None):
         s.forward_sweep(*empty, np.zeros(1))
         s.reverse_sweep(*empty, np.zeros(1), np.zeros(1), 0)
         s.tangent_sweep(*empty, np.zeros(1), np.zeros(1))
+        if hvp:
+            s.hvp_sweep(*empty, np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1), 0)
     return s

@@ -33,8 +33,9 @@ from .ops import OPS
 SMALL_VALUES = 4096
 #: ... and at most this many records (CPython: about 1 microsecond per value and op).
 SMALL_RECORDS = 2048
-#: Position of the buffer each sweep writes, in its arguments (restored if tier 0 fails).
-_OUTPUT = {"forward_sweep": -1, "reverse_sweep": -2, "tangent_sweep": -1}
+#: Positions of the buffers each sweep writes, in its arguments (restored if tier 0 fails).
+_OUTPUT = {"forward_sweep": (-1,), "reverse_sweep": (-2,), "tangent_sweep": (-1,),
+           "hvp_sweep": (-3, -2)}
 _enabled = [None]  # None: as $JITTAPE_BACKGROUND says (read at each first call)
 _executor = []
 _THREAD = "jittape-compile"
@@ -117,11 +118,11 @@ def interpreted(codes, what):
 def run(codes, what, args):
     """``(True, result)`` of the interpreted sweep, or ``(False, None)`` with its output
     buffer as it was if it raised (the caller then runs the compiled sweep)."""
-    out = args[_OUTPUT[what]]
-    saved = out.copy()
+    saved = [(args[i], args[i].copy()) for i in _OUTPUT[what]]
     try:
         with np.errstate(all="ignore"):
             return True, interpreted(codes, what)(*args)
     except Exception:  # noqa: BLE001 (math domain and overflow errors: Numba gives nan/inf)
-        out[...] = saved
+        for out, was in saved:
+            out[...] = was
         return False, None

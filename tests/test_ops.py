@@ -20,8 +20,8 @@ import pytest
 import scipy.special as sp
 
 import jittape
-from jittape import sweeps, tiers
-from jittape.codegen import branch
+from jittape import jacobians, sweeps, tiers
+from jittape.codegen import branch, has_second_order
 from jittape.ops import codes as K
 from jittape.ops import BY_NAME, OPS
 from jittape.testing import check_gradient, check_grads
@@ -268,6 +268,38 @@ def _check_interpreted_tier(spec, tape):
     np.testing.assert_allclose(d2, d1, rtol=1e-12, atol=1e-14, err_msg=spec.id)
 
 
+def _check_hvp(spec, f, args, nums, tape):
+    """Second order: H v against central differences of the gradient along v, the
+    interpreted tier against the compiled one; a tape with an op that has no second-order
+    rule raises the clear error instead."""
+    v = tuple(np.random.default_rng(11).standard_normal(np.shape(a)) for a in args)
+    rules = all(has_second_order(OPS[c]) for c in set(tape.arrays.op.tolist()))
+    if not rules:
+        with pytest.raises(jittape.NotDifferentiableError, match="second-order"):
+            jittape.hvp(f, nums)(*args, v)
+        return
+    hv = jittape.hvp(f, nums)(*args, v)
+    h = 1e-5
+    gp = jittape.grad(f, nums)(*(a + h * vi for a, vi in zip(args, v)))
+    gm = jittape.grad(f, nums)(*(a - h * vi for a, vi in zip(args, v)))
+    for got, p, m in zip(hv, gp, gm) if spec.hand is None else ():  # else FD cannot see it
+        fd = (np.asarray(p) - np.asarray(m)) / (2 * h)
+        np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-5 * (1 + np.max(np.abs(fd))),
+                                   err_msg=spec.id)
+    t = tape.arrays
+    val = t.val
+    dot = jacobians.tangent_buffer(tape, v)
+    compiled = sweeps.for_tape(t)
+    compiled.tangent_sweep(*t.columns, val, dot)
+    bufs = []
+    for run in (compiled.hvp_sweep, lambda *a: tiers.run(compiled.codes, "hvp_sweep", a)[1]):
+        adj, adjdot = np.zeros_like(val), np.zeros_like(val)
+        adj[t.off[tape.out_id]:t.off[tape.out_id + 1]] = 1.0
+        assert run(*t.columns, val, dot, adj, adjdot, tape.out_id) == -1, spec.id
+        bufs.append(adjdot)
+    np.testing.assert_allclose(bufs[1], bufs[0], rtol=1e-12, atol=1e-13, err_msg=spec.id)
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=[s.id for s in SPECS])
 def test_rule_against_central_differences(spec):
     rng = np.random.default_rng(0)
@@ -287,6 +319,7 @@ def test_rule_against_central_differences(spec):
         np.testing.assert_allclose(jittape.grad(f)(*args), spec.hand(f.w, *args), rtol=1e-12)
     _check_tangent(spec, f, args, nums)
     _check_interpreted_tier(spec, tape)
+    _check_hvp(spec, f, args, nums, tape)
 
     # replay at a new point: forward and reverse kernels against recording there
     new = _point(spec, np.random.default_rng(1))
