@@ -76,7 +76,7 @@ def helper_source(roots, inline=True):
             if name in HELPERS and name not in seen:
                 seen[name] = HELPERS[name]
                 todo.append(HELPERS[name])
-            elif name in externals.EXTERNALS:
+            elif name in externals.EXTERNALS or name in externals.LAPACK:
                 calls.add(name)
     # inlined at IR level: measured 30% less compile time than separate functions
     plain = '@njit(error_model="numpy")'

@@ -17,6 +17,11 @@ process loads everything and compiles nothing; tests/test_special.py checks it).
 
 The price: a module that names a ``cs_`` function imports ``scipy.special`` (about 0.15 s)
 when it is imported. Generating sources never imports SciPy; importing jittape neither.
+
+LAPACK drivers that Numba's ``np.linalg`` does not expose with every option (``syevd`` on
+the upper triangle, for ``np.linalg.eigh(a, UPLO='U')``) are called the same way, through the
+C entry points of Numba's own helper library (``numba_ez_xxxevd``, registered with LLVM by
+Numba itself): helpers ``lapack_<name>`` of :data:`LAPACK`, declared by symbol name.
 """
 
 #: helper name -> (cython_special name, number of float64 arguments); the result is float64.
@@ -28,6 +33,18 @@ EXTERNALS = {f"cs_{name}": (name, nargs) for name, nargs in (
     ("i0", 1), ("i1", 1), ("i0e", 1), ("i1e", 1), ("k0", 1), ("k1", 1), ("k0e", 1),
     ("k1e", 1), ("j0", 1), ("j1", 1), ("y0", 1), ("y1", 1), ("iv", 2), ("ive", 2),
     ("jv", 2), ("jve", 2), ("yv", 2), ("yve", 2), ("yn", 2), ("kv", 2), ("kve", 2))}
+
+#: helper name -> (Numba helper-library symbol, result type, argument types; ``*``: pointer)
+LAPACK = {
+    # syevd(kind, jobz, uplo, n, a (Fortran order, overwritten by V), lda, w)
+    "lapack_syevd": ("numba_ez_xxxevd", "intc",
+                     ("char", "char", "char", "intp", "float64*", "intp", "float64*")),
+}
+
+
+def _numba_type(name):
+    return f"_nbt.CPointer(_nbt.{name[:-1]})" if name.endswith("*") else f"_nbt.{name}"
+
 
 _bound = {}
 
@@ -74,11 +91,16 @@ def bind(name, nargs):
 
 def source(names, decorator):
     """The lines of a generated module that declare the externals ``names`` (helper names
-    from :data:`EXTERNALS`), each behind a jitted ``cs_<name>`` (``decorator`` its line)."""
+    from :data:`EXTERNALS`, each behind a jitted ``cs_<name>``, ``decorator`` its line, and
+    from :data:`LAPACK`, each an external function of that name)."""
     if not names:
         return ""
     out = ["from numba import types as _nbt\nfrom jittape.externals import bind as _bind"]
-    for helper in sorted(names):
+    for helper in sorted(n for n in names if n in LAPACK):
+        symbol, result, args = LAPACK[helper]
+        sig = f"{_numba_type(result)}({', '.join(map(_numba_type, args))})"
+        out.append(f"{helper} = _nbt.ExternalFunction({symbol!r}, {sig})\n")
+    for helper in sorted(n for n in names if n not in LAPACK):
         name, nargs = EXTERNALS[helper]
         params = ", ".join(f"x{i}" for i in range(nargs))
         sig = "_nbt.float64(" + "_nbt.float64, " * nargs + "_nbt.intc)"

@@ -63,6 +63,12 @@ for _op in OPS:
             SPECS.append(S(_op.name, _op.spec.fn or _numpy_callable(_op), *_shapes,
                            lo=_op.spec.lo, hi=_op.spec.hi))
 
+# structured ops whose table entry gives a test expression (stacks of matrices, ...)
+for _op in OPS:
+    if _op.kind == "structured" and _op.spec.fn is not None:
+        for _shapes in _op.spec.shapes:
+            SPECS.append(S(_op.name, _op.spec.fn, *_shapes, lo=_op.spec.lo, hi=_op.spec.hi))
+
 # piecewise constant: zero derivative (checked by hand, away from the jumps, where central
 # differences agree)
 for _name, _f in {"sign": np.sign, "floor": np.floor, "ceil": np.ceil, "rint": np.rint,

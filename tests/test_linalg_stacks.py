@@ -1,0 +1,142 @@
+"""Linear algebra on stacks of matrices (issue 10): NumPy's values, shapes and dtypes for 0, 1
+and 2 leading (batch) dimensions, derivatives against central differences and closed forms.
+
+The op-by-op checker (tests/test_ops.py) covers every mode (reverse, tangent, replay) from
+the table entries' specs; here each NumPy function is compared with NumPy itself.
+"""
+
+import numpy as np
+import pytest
+
+import jittape
+from jittape.active import Active
+from jittape.testing import check_grads
+
+RNG = np.random.default_rng(11)
+BATCHES = [(), (2,), (2, 3)]
+
+
+def _weights(shape):
+    return np.cos(np.arange(1.0, 1.0 + np.prod(shape, dtype=int)).reshape(shape))
+
+
+def _pieces(r):
+    return list(r) if isinstance(r, tuple) else [r]
+
+
+def recorded(fn, *args):
+    """The primals jittape records for ``fn(*args)`` (all arguments active), as a list."""
+    out = []
+
+    def f(*xs):
+        rs = _pieces(fn(*xs))
+        out.append([np.asarray(r._v if isinstance(r, Active) else r) for r in rs])
+        return sum(np.sum(r * _weights(np.shape(v))) for r, v in zip(rs, out[-1]))
+    jittape.value_and_grad(f, tuple(range(len(args))))(*args)
+    return out[-1]
+
+
+def assert_like_numpy(fn, *args, grad=True):
+    """Values, shapes and dtypes of fn equal NumPy's; the gradient of a weighted sum of every
+    output matches central differences."""
+    refs = _pieces(fn(*args))
+    gots = recorded(fn, *args)
+    assert len(gots) == len(refs)
+    for got, ref in zip(gots, refs):
+        ref = np.asarray(ref)
+        assert got.shape == ref.shape and got.dtype == ref.dtype
+        np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
+    if grad:
+        ws = [_weights(np.shape(r)) for r in refs]
+        check_grads(lambda *xs: sum(np.sum(r * w) for r, w in
+                                    zip(_pieces(fn(*xs)), ws)), args,
+                    argnums=tuple(range(len(args))))
+
+
+def well_conditioned(*shape):
+    return RNG.standard_normal(shape) + 3 * np.eye(shape[-1])
+
+
+def spd(*shape):
+    b = RNG.standard_normal(shape)
+    return b @ np.swapaxes(b, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def nonsymmetric_spd(*shape):
+    """Both triangles give positive definite matrices, different ones."""
+    m = spd(*shape)
+    return m + np.tril(RNG.uniform(-0.5, 0.5, shape), -1)
+
+
+# --- inv, solve, det, slogdet, cholesky, eigh on stacks ---------------------------------
+@pytest.mark.parametrize("batch", BATCHES, ids=str)
+@pytest.mark.parametrize("name,fn,make", [
+    ("inv", np.linalg.inv, well_conditioned),
+    ("det", np.linalg.det, well_conditioned),
+    ("slogdet", np.linalg.slogdet, well_conditioned),
+    ("cholesky", np.linalg.cholesky, nonsymmetric_spd),
+    ("cholesky-upper", lambda x: np.linalg.cholesky(x, upper=True), nonsymmetric_spd),
+    ("eigvalsh", np.linalg.eigvalsh, nonsymmetric_spd),
+    ("eigvalsh-U", lambda x: np.linalg.eigvalsh(x, "U"), nonsymmetric_spd),
+    # eigenvectors up to sign: their squares
+    ("eigh", lambda x: (np.linalg.eigh(x)[0], np.linalg.eigh(x)[1] ** 2), nonsymmetric_spd),
+    ("eigh-U", lambda x: np.linalg.eigh(x, UPLO="U")[1] ** 2, nonsymmetric_spd),
+])
+def test_square_routines_on_stacks(name, fn, make, batch):
+    assert_like_numpy(fn, make(*batch, 3, 3))
+
+
+def test_stack_results_are_numpys_types():
+    a = well_conditioned(2, 3, 3)
+    seen = {}
+
+    def f(x):
+        seen["slogdet"] = np.linalg.slogdet(x)
+        seen["eigh"] = np.linalg.eigh(x @ np.swapaxes(x, -1, -2))
+        return np.sum(seen["slogdet"].logabsdet)
+    jittape.grad(f)(a)
+    assert type(seen["slogdet"]).__name__ == "SlogdetResult"
+    assert type(seen["eigh"]).__name__ == "EighResult"
+    assert seen["eigh"].eigenvectors.shape == (2, 3, 3)
+
+
+@pytest.mark.parametrize("sa,sb", [
+    ((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (3,)), ((2, 3, 3), (2, 3, 2)),
+    ((2, 3, 3), (3, 4)), ((2, 1, 3, 3), (3, 3, 1)), ((3, 3), (2, 4, 3, 1)),
+    ((4, 2, 3, 3), (2, 3, 2))], ids=str)
+def test_solve_broadcasts_like_numpy(sa, sb):
+    assert_like_numpy(np.linalg.solve, well_conditioned(*sa), RNG.standard_normal(sb))
+
+
+def test_solve_shape_errors_are_numpys():
+    with pytest.raises(ValueError):
+        jittape.grad(lambda a: np.sum(np.linalg.solve(a, np.ones((2, 3, 2)))))(
+            well_conditioned(4, 3, 3))
+    with pytest.raises(np.linalg.LinAlgError, match="square"):
+        jittape.grad(lambda a: np.sum(np.linalg.inv(a)))(np.ones((2, 2, 3)))
+    with pytest.raises(np.linalg.LinAlgError, match="two-dimensional"):
+        jittape.grad(lambda a: np.sum(np.linalg.inv(a)))(np.ones(3))
+
+
+@pytest.mark.parametrize("batch", BATCHES, ids=str)
+def test_det_gradient_is_det_times_inverse_transpose(batch):
+    a = well_conditioned(*batch, 4, 4)
+    g = jittape.grad(lambda x: np.sum(np.linalg.det(x)))(a)
+    want = np.linalg.det(a)[..., None, None] * np.swapaxes(np.linalg.inv(a), -1, -2)
+    np.testing.assert_allclose(g, want, rtol=1e-10)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_stacked_triangle_read_and_replay(uplo):
+    a = nonsymmetric_spd(2, 3, 4, 4)
+    w = _weights(a.shape)
+    f = lambda x: np.sum(np.linalg.eigh(x, uplo)[1] ** 2 * w) + np.sum(  # noqa: E731
+        np.linalg.cholesky(x, upper=uplo == "U") * w)
+    g = jittape.grad(f)(a)
+    unread = np.triu(g, 1) if uplo == "L" else np.tril(g, -1)
+    assert np.all(unread == 0.0)
+    tape = jittape.record(f, a)
+    b = nonsymmetric_spd(2, 3, 4, 4)
+    v, g2 = tape.value_and_gradient(b)
+    assert v == pytest.approx(f(b), rel=1e-12)
+    np.testing.assert_allclose(g2, jittape.grad(f)(b), rtol=1e-10, atol=1e-12)
