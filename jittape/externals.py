@@ -19,9 +19,11 @@ The price: a module that names a ``cs_`` function imports ``scipy.special`` (abo
 when it is imported. Generating sources never imports SciPy; importing jittape neither.
 
 LAPACK drivers that Numba's ``np.linalg`` does not expose with every option (``syevd`` on
-the upper triangle, for ``np.linalg.eigh(a, UPLO='U')``) are called the same way, through the
-C entry points of Numba's own helper library (``numba_ez_xxxevd``, registered with LLVM by
-Numba itself): helpers ``lapack_<name>`` of :data:`LAPACK`, declared by symbol name.
+the upper triangle, for ``np.linalg.eigh(a, UPLO='U')``; ``gesdd`` without vectors; ``qr``'s
+complete mode) are called the same way, through the C entry points of Numba's own helper
+library (``numba_ez_xxxevd``, ..., registered with LLVM by Numba itself): helpers
+``lapack_<name>`` of :data:`LAPACK`, declared by symbol name. Each is called with NumPy's
+own choice of driver and options, so a replay reproduces NumPy's values bit for bit.
 """
 
 #: helper name -> (cython_special name, number of float64 arguments); the result is float64.
@@ -39,6 +41,15 @@ LAPACK = {
     # syevd(kind, jobz, uplo, n, a (Fortran order, overwritten by V), lda, w)
     "lapack_syevd": ("numba_ez_xxxevd", "intc",
                      ("char", "char", "char", "intp", "float64*", "intp", "float64*")),
+    # gesdd(kind, jobz, m, n, a, lda, s, u, ldu, vt, ldvt): NumPy's svd
+    "lapack_gesdd": ("numba_ez_gesdd", "intc", ("char", "char", "intp", "intp", "float64*",
+                                                "intp", "float64*", "float64*", "intp",
+                                                "float64*", "intp")),
+    # geqrf(kind, m, n, a, lda, tau) and orgqr(kind, m, n, k, a, lda, tau): NumPy's qr
+    "lapack_geqrf": ("numba_ez_geqrf", "intc", ("char", "intp", "intp", "float64*", "intp",
+                                                "float64*")),
+    "lapack_orgqr": ("numba_ez_xxgqr", "intc", ("char", "intp", "intp", "intp", "float64*",
+                                                "intp", "float64*")),
 }
 
 

@@ -12,7 +12,7 @@ from .active import Active, _new, _tape_of, const, reshape
 from .errors import NotDifferentiableError
 from .ops import codes as K
 from .reductions import max_, min_, sum_
-from .shaping import _alias, _refuse_active, _take, _unsupported, normalize_axis_index, transpose
+from .shaping import _alias, _refuse_active, _take, normalize_axis_index
 from .views import getitem
 
 
@@ -161,11 +161,15 @@ def eigvalsh(a, UPLO="L"):
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
-    """``np.linalg.norm``: vector ords None/2/1/inf/-inf/0/p, matrix None/'fro'/1/-1/inf/-inf.
+    """``np.linalg.norm``: vector ords None/2/1/inf/-inf/0/p, matrix None/'fro'/1/-1/inf/-inf
+    and 2/-2/'nuc' (largest, smallest, sum of the singular values: :func:`jittape.decomp.svd`
+    with ``compute_uv=False``, whose derivative is ``U diag(sbar) V^T``, e.g.
+    ``d||A||_nuc = U V^T``).
 
-    Axis None, int or 2-tuple, keepdims, as NumPy. Matrix ords 2, -2 and 'nuc' need singular
-    values and are refused. The derivative of the 2-norm (and 'fro') at x = 0 is nan here:
-    sqrt's derivative at 0 is infinite, times 0 (the true subgradient set contains 0).
+    Axis None, int or 2-tuple, keepdims, as NumPy. The derivative of the 2-norm (and 'fro')
+    at x = 0 is nan here: sqrt's derivative at 0 is infinite, times 0 (the true subgradient
+    set contains 0). At repeated largest (smallest) singular values, ord=2 (-2) takes one
+    of them, as ``max`` does at ties (a subgradient).
     """
     _refuse_active("linalg.norm", ord=ord, axis=axis)
     if not isinstance(x, Active):
@@ -210,9 +214,10 @@ def norm(x, ord=None, axis=None, keepdims=False):
         if row == col:
             raise ValueError("Duplicate axes given.")
         if (not is_str and ord in (2, -2)) or ord == "nuc":
-            _unsupported("linalg.norm", f"ord={ord!r} for matrices",
-                         "it needs singular values; use ord='fro', 1, -1, inf or -inf")
-        if not is_str and ord in (1, -1):
+            # NumPy's _multi_svd_norm: the singular values of the matrices in the last axes
+            s = np.linalg.svd(np.moveaxis(x, (row, col), (-2, -1)), compute_uv=False)
+            ret = sum_(s, axis=-1) if ord == "nuc" else (max_ if ord == 2 else min_)(s, axis=-1)
+        elif not is_str and ord in (1, -1):
             red = max_ if ord == 1 else min_
             ret = red(sum_(abs(x), axis=row), axis=col - 1 if col > row else col)
         elif not is_str and ord in (np.inf, -np.inf):

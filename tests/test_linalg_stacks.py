@@ -32,7 +32,7 @@ def recorded(fn, *args):
         rs = _pieces(fn(*xs))
         out.append([np.asarray(r._v if isinstance(r, Active) else r) for r in rs])
         return sum(np.sum(r * _weights(np.shape(v))) for r, v in zip(rs, out[-1]))
-    jittape.value_and_grad(f, tuple(range(len(args))))(*args)
+    jittape.record(f, *args, argnums=tuple(range(len(args))))
     return out[-1]
 
 
@@ -140,3 +140,88 @@ def test_stacked_triangle_read_and_replay(uplo):
     v, g2 = tape.value_and_gradient(b)
     assert v == pytest.approx(f(b), rel=1e-12)
     np.testing.assert_allclose(g2, jittape.grad(f)(b), rtol=1e-10, atol=1e-12)
+
+
+# --- svd and matrix norms -------------------------------------------------------------------
+SVD_SHAPES = [(3, 3), (4, 3), (3, 4), (2, 4, 3), (2, 3, 2, 4)]
+
+
+def _svd_fixed_sign(full):
+    """U, s, Vh with U scaled by the sign of its first row: NumPy's signs, but
+    comparable (the checker's weights see every element)."""
+    def f(x):
+        u, s, vh = np.linalg.svd(x, full_matrices=full)
+        k = s.shape[-1]
+        return u[..., :k] ** 2, s, vh[..., :k, :] * vh[..., :k, :]
+    return f
+
+
+@pytest.mark.parametrize("shape", SVD_SHAPES, ids=str)
+def test_svd_like_numpy(shape):
+    a = RNG.standard_normal(shape)
+    assert_like_numpy(lambda x: tuple(np.linalg.svd(x, full_matrices=False)), a)
+    assert_like_numpy(_svd_fixed_sign(True), a)
+    assert_like_numpy(lambda x: np.linalg.svd(x, compute_uv=False), a)
+    assert_like_numpy(np.linalg.svdvals, a)
+    # full_matrices=True values and shapes, completion columns included (no derivative)
+    assert_like_numpy(lambda x: tuple(np.linalg.svd(x)), a, grad=False)
+
+
+def test_svd_result_type():
+    seen = []
+    jittape.grad(lambda x: seen.append(np.linalg.svd(x)) or np.sum(seen[0].S))(
+        RNG.standard_normal((3, 2)))
+    assert type(seen[0]).__name__ == "SVDResult" and seen[0].U.shape == (3, 3)
+
+
+@pytest.mark.parametrize("batch", BATCHES, ids=str)
+@pytest.mark.parametrize("ord", [2, -2, "nuc"])
+def test_matrix_norms_from_singular_values(batch, ord):
+    a = RNG.standard_normal(batch + (4, 3))
+    assert_like_numpy(lambda x: np.linalg.norm(x, ord, axis=(-2, -1)), a)
+    assert_like_numpy(lambda x: np.linalg.norm(x, ord, axis=(-1, -2), keepdims=True), a)
+
+
+def test_nuclear_norm_gradient_is_u_vt():
+    a = RNG.standard_normal((2, 5, 3))
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    g = jittape.grad(lambda x: np.sum(np.linalg.norm(x, "nuc", axis=(1, 2))))(a)
+    np.testing.assert_allclose(g, u @ vh, rtol=1e-12, atol=1e-14)
+    g2 = jittape.grad(lambda x: np.linalg.norm(x, 2))(a[0])  # u_1 v_1^T
+    np.testing.assert_allclose(g2, np.outer(u[0, :, 0], vh[0, 0]), rtol=1e-12, atol=1e-14)
+
+
+SVD_UNDEFINED = [
+    # repeated singular values (identity), vectors used
+    ("repeated", lambda x: np.sum(np.linalg.svd(x)[0] * np.arange(3.0)), np.eye(3)),
+    # the completion columns of U of a tall matrix
+    ("completion", lambda x: np.sum(np.linalg.svd(x)[0][:, 3:]), np.arange(12.0).reshape(4, 3)
+     ** 1.5),
+    # a zero singular value of a non-square matrix
+    ("zero", lambda x: np.sum(np.linalg.svd(x, full_matrices=False)[2] * np.arange(6.0)
+                              .reshape(2, 3)), np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]])),
+]
+
+
+@pytest.mark.parametrize("name,f,x", SVD_UNDEFINED, ids=[c[0] for c in SVD_UNDEFINED])
+def test_svd_undefined_vector_derivatives_raise_in_every_mode(name, f, x):
+    with pytest.raises(jittape.NotDifferentiableError, match=r"np\.linalg\.svd"):
+        jittape.grad(f)(x)
+    with pytest.raises(jittape.NotDifferentiableError, match=r"np\.linalg\.svd"):
+        jittape.record(f, x).gradient(x + 0.0)
+    with pytest.raises(jittape.NotDifferentiableError, match=r"np\.linalg\.svd.*undefined"):
+        jittape.jvp(f, (x,), (np.ones_like(x),))
+    with pytest.raises(jittape.NotDifferentiableError, match=r"np\.linalg\.svd.*undefined"):
+        jittape.jacobian(f, mode="forward")(x)
+
+
+def test_svd_values_at_repeated_singular_values_are_differentiated():
+    """Only the vectors lack a derivative: functions of the values (here the sum, the
+    nuclear norm, whose gradient at the identity is U V^T = I) work in every mode, and so
+    do the vectors of distinct singular values next to a zero one of a square matrix."""
+    f = lambda x: np.sum(np.linalg.svd(x)[1])  # noqa: E731
+    np.testing.assert_allclose(jittape.grad(f)(np.eye(3)), np.eye(3), atol=1e-15)
+    assert jittape.jvp(f, (np.eye(3),), (np.ones((3, 3)),))[1] == pytest.approx(3.0)
+    sq = np.diag([3.0, 1.0, 0.0])
+    g = lambda x: np.sum(np.linalg.svd(x)[0] * np.arange(9.0).reshape(3, 3))  # noqa: E731
+    check_grads(g, (sq + 0.01 * RNG.standard_normal((3, 3)),))

@@ -1,0 +1,59 @@
+"""Matrix decompositions of active values: ``numpy.linalg`` ``svd``, ``svdvals`` and ``qr``
+(one record each, rules in :mod:`jittape.rules_decomp`), on matrices and stacks, with
+NumPy's values, shapes and result types."""
+
+import numpy as np
+
+from . import dispatch
+from .errors import NotDifferentiableError
+from .linalg import _linalg, _part, _value
+from .ops import codes as K
+
+
+def _matrices(name, a):
+    v = _value(a)
+    if np.ndim(v) < 2:
+        raise np.linalg.LinAlgError(f"np.linalg.{name}: {np.ndim(v)}-dimensional array "
+                                    f"given. Array must be at least two-dimensional")
+    if v.size == 0:
+        raise NotDifferentiableError(f"np.linalg.{name} of an empty matrix (shape {v.shape}) "
+                                     f"on active values is not supported")
+    return v
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """``np.linalg.svd`` of a matrix or a stack (..., m, n): ``SVDResult(U, S, Vh)`` (or the
+    singular values, descending, with ``compute_uv=False``), NumPy's values bit for bit.
+
+    Derivatives (Townsend, "Differentiating the Singular Value Decomposition", 2016): the
+    singular values' always (at repeated values, that of the basis LAPACK returns); the
+    vectors' where the singular values are distinct (within 1e-12 relative,
+    :data:`jittape.rules_decomp.SVD_RTOL`) and, for a non-square matrix, nonzero. Elsewhere
+    the vectors have no derivative: a reverse sweep whose adjoint reaches them raises
+    :class:`NotDifferentiableError`, a tangent sweep makes those tangents nan and ``jvp``
+    raises if they reach its result. The same holds for the completion columns of U (rows
+    of Vh) that ``full_matrices=True`` adds to a non-square matrix (any orthonormal basis
+    of the complement). ``hermitian=True`` is refused (NumPy then uses eigh)."""
+    if hermitian:
+        raise NotDifferentiableError("np.linalg.svd(hermitian=True) on active values is not "
+                                     "supported; use hermitian=False or np.linalg.eigh")
+    v = _matrices("svd", a)
+    m, n = v.shape[-2:]
+    if not compute_uv:
+        s = np.linalg.svd(v, compute_uv=False)
+        return _linalg(K.SVD, a, value=s, pool=(m, n, 0))
+    u, s, vh = np.linalg.svd(v, full_matrices=full_matrices)
+    rec = _linalg(K.SVD, a, value=np.concatenate([s.ravel(), u.ravel(), vh.ravel()]),
+                  pool=(m, n, 1 + 2 * bool(full_matrices and m != n)))
+    return np.linalg._linalg.SVDResult(_part(rec, s.size, u), _part(rec, 0, s),
+                                       _part(rec, s.size + u.size, vh))
+
+
+def svdvals(x, /):
+    """``np.linalg.svdvals``: :func:`svd` with ``compute_uv=False``."""
+    return svd(x, compute_uv=False)
+
+
+dispatch.FUNCTIONS.update({np.linalg.svd: svd})
+if hasattr(np.linalg, "svdvals"):  # NumPy >= 2
+    dispatch.FUNCTIONS[np.linalg.svdvals] = svdvals
