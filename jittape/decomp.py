@@ -54,6 +54,35 @@ def svdvals(x, /):
     return svd(x, compute_uv=False)
 
 
-dispatch.FUNCTIONS.update({np.linalg.svd: svd})
+def qr(a, mode="reduced"):
+    """``np.linalg.qr`` of a matrix or a stack (..., m, n), NumPy's values bit for bit:
+    ``QRResult(Q, R)`` for mode 'reduced' (Q (..., m, k), R (..., k, n), k = min(m, n)) and
+    'complete' (Q (..., m, m), R (..., m, n)); R alone for 'r'. Tall, square and wide.
+
+    Derivatives: Walter & Lehmann (2018) for the square part ``X = A[..., :k]`` (R's
+    diagonal must be nonzero, A of full rank k), and for a wide matrix R's right block
+    ``Q^T Y`` (Liao et al., "Differentiable programming tensor networks", 2019). The last
+    m - n columns of Q in mode 'complete' for a tall matrix are any orthonormal completion
+    with no derivative: a reverse sweep whose adjoint reaches them raises
+    :class:`NotDifferentiableError`, and so does ``jvp`` if their (nan) tangents reach its
+    result. Mode 'raw' (Householder reflectors) is refused."""
+    if mode not in ("reduced", "complete", "r"):
+        if mode == "raw":
+            raise NotDifferentiableError("np.linalg.qr(mode='raw') on active values is not "
+                                         "supported; use mode='reduced', 'complete' or 'r'")
+        raise ValueError(f"Unrecognized mode '{mode}'")
+    v = _matrices("qr", a)
+    m, n = v.shape[-2:]
+    complete = mode == "complete" and m > n
+    if mode == "r":
+        r = np.linalg.qr(v, mode="r")
+        return _linalg(K.QR, a, value=r, pool=(m, n, 0))
+    q, r = np.linalg.qr(v, mode=mode)
+    rec = _linalg(K.QR, a, value=np.concatenate([q.ravel(), r.ravel()]),
+                  pool=(m, n, 1 + 2 * complete))
+    return np.linalg._linalg.QRResult(_part(rec, 0, q), _part(rec, q.size, r))
+
+
+dispatch.FUNCTIONS.update({np.linalg.svd: svd, np.linalg.qr: qr})
 if hasattr(np.linalg, "svdvals"):  # NumPy >= 2
     dispatch.FUNCTIONS[np.linalg.svdvals] = svdvals

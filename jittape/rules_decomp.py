@@ -186,6 +186,143 @@ def svd_check(t, i, n, sa, sb):
     return None
 
 
+# --- qr: pool[k:] = m, n, flags (1: Q, 2: complete Q of a tall matrix) -------------------
+def qr_lapack(a, mc):
+    # NumPy's qr: geqrf, R = its upper triangle, then orgqr for Q's first mc columns (0: R
+    # only); Fortran order as in svd_lapack
+    m, nc = a.shape
+    kk = min(m, nc)
+    f = a.T.copy()
+    tau = np.empty(kk)
+    if kk and lapack_geqrf(100, m, nc, f.ctypes, m, tau.ctypes):  # noqa: F821
+        raise np.linalg.LinAlgError("QR factorization failed")
+    q = np.zeros((mc, m))
+    if mc:
+        q[:min(mc, nc), :] = f[:min(mc, nc), :]
+        if lapack_orgqr(100, m, mc, kk, q.ctypes, m, tau.ctypes):  # noqa: F821
+            raise np.linalg.LinAlgError("QR factorization failed")
+    return q.T, np.triu(f.T)
+
+
+def qr_layout(pool, k, n):
+    # (m, n, Q stored?, min(m, n), columns of Q, rows of R, matrices in the stack)
+    m, nc, flags = pool[k], pool[k + 1], pool[k + 2]
+    kk = min(m, nc)
+    kq = m if flags & 2 else kk
+    hasq = flags & 1 == 1
+    return m, nc, hasq, kk, kq, kq, stack_count(n, (m * kq if hasq else 0) + kq * nc)
+
+
+def qr_forward(val, o, n, ia, ib, k, c, pool, off):
+    m, nc, hasq, kk, kq, kr, nb = qr_layout(pool, k, n)
+    oq = nb * m * kq if hasq else 0  # all Q, then all R
+    for q in range(nb):
+        qq, r = qr_lapack(val[ia + q * m * nc:ia + (q + 1) * m * nc].reshape((m, nc)),
+                          kq if hasq else 0)
+        if hasq:
+            val[o + q * m * kq:o + (q + 1) * m * kq] = np.ascontiguousarray(qq).ravel()
+        val[o + oq + q * kr * nc:o + oq + (q + 1) * kr * nc] = np.ascontiguousarray(
+            r[:kr]).ravel()
+
+
+def right_solve(z, r):
+    # z R^-1
+    return np.linalg.solve(np.ascontiguousarray(r.T), np.ascontiguousarray(z.T)).T
+
+
+def qr_matrices(val, ia, q, o, nb, m, nc, kk, kq, kr, hasq):
+    # A, Q1 (m, kk) and R1 (kk, kk) of matrix q (recomputed when the record has no Q)
+    a = np.ascontiguousarray(val[ia + q * m * nc:ia + (q + 1) * m * nc].reshape((m, nc)))
+    if hasq:
+        q1 = val[o + q * m * kq:o + (q + 1) * m * kq].reshape((m, kq))[:, :kk]
+        r0 = o + nb * m * kq + q * kr * nc
+        r1 = val[r0:r0 + kr * nc].reshape((kr, nc))[:kk, :kk]
+    else:
+        q1, r = qr_lapack(a, kk)
+        r1 = r[:kk, :kk]
+    return a, np.ascontiguousarray(q1), np.ascontiguousarray(r1)
+
+
+def qr_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    # A = [X | Y], X (m, kk): C = Q^T Xdot R1^-1, W = tril(C, -1) - tril(C, -1)^T,
+    # R1dot = (C - W) R1, Qdot = Q W + (I - Q Q^T) Xdot R1^-1 (Walter & Lehmann 2018);
+    # R's right block Q^T Y: Qdot^T Y + Q^T Ydot (Liao et al. 2019); Q's completion: nan
+    m, nc, hasq, kk, kq, kr, nb = qr_layout(pool, k, n)
+    oq = nb * m * kq if hasq else 0
+    for q in range(nb):
+        a, q1, r1 = qr_matrices(val, ia, q, o, nb, m, nc, kk, kq, kr, hasq)
+        da = np.ascontiguousarray(dot[ia + q * m * nc:ia + (q + 1) * m * nc].reshape((m, nc)))
+        qtdx = q1.T @ np.ascontiguousarray(da[:, :kk])
+        cm = right_solve(qtdx, r1)
+        w = np.tril(cm, -1) - np.tril(cm, -1).T
+        dr = np.zeros((kr, nc))
+        dr[:kk, :kk] = (cm - w) @ r1
+        dq1 = q1 @ w + right_solve(np.ascontiguousarray(da[:, :kk]) - q1 @ qtdx, r1)
+        if nc > kk:
+            dr[:kk, kk:] = (np.ascontiguousarray(dq1.T) @ np.ascontiguousarray(a[:, kk:]) +
+                            q1.T @ np.ascontiguousarray(da[:, kk:]))
+        if hasq:
+            dq = np.full((m, kq), np.nan if np.any(da != 0.0) else 0.0)
+            dq[:, :kk] = dq1
+            dot[o + q * m * kq:o + (q + 1) * m * kq] = dq.ravel()
+        dot[o + oq + q * kr * nc:o + oq + (q + 1) * kr * nc] = dr.ravel()
+
+
+def qr_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
+    # the transpose: Ybar = Q Vbar, Qbar += Y Vbar^T (V = R's right block);
+    # Cbar = Rbar R1^T + tril(N - N^T, -1), N = Q^T Qbar - Rbar R1^T;
+    # Xbar = (Q Cbar + (I - Q Q^T) Qbar) R1^-T
+    m, nc, hasq, kk, kq, kr, nb = qr_layout(pool, k, n)
+    oq = nb * m * kq if hasq else 0
+    for q in range(nb):
+        a, q1, r1 = qr_matrices(val, ia, q, o, nb, m, nc, kk, kq, kr, hasq)
+        r0 = o + oq + q * kr * nc
+        rbar = adj[r0:r0 + kr * nc].reshape((kr, nc))
+        qbar = np.zeros((m, kk))
+        if hasq:
+            qb = adj[o + q * m * kq:o + (q + 1) * m * kq].reshape((m, kq))
+            if np.any(qb[:, kk:] != 0.0):
+                raise NotDifferentiableError(
+                    "np.linalg.qr(mode='complete') of a tall matrix: the last columns of Q "
+                    "are any orthonormal completion and have no derivative; use "
+                    "mode='reduced'")
+            qbar += qb[:, :kk]
+        abar = np.zeros((m, nc))
+        if nc > kk:
+            vbar = np.ascontiguousarray(rbar[:kk, kk:])
+            abar[:, kk:] = q1 @ vbar
+            qbar += np.ascontiguousarray(a[:, kk:]) @ vbar.T
+        m1 = np.ascontiguousarray(rbar[:kk, :kk]) @ r1.T
+        nm = q1.T @ qbar - m1
+        cbar = m1 + np.tril(nm - nm.T, -1)
+        abar[:, :kk] = right_solve(q1 @ cbar + qbar - q1 @ (q1.T @ qbar), r1.T)
+        adj[ia + q * m * nc:ia + (q + 1) * m * nc] += abar.ravel()
+
+
+def qr_check(t, i, n, sa, sb):
+    lay = pool_at(t, int(t.k[i]), 3)
+    if lay is None:
+        return "pool offset out of range"
+    m, nc, flags = lay
+    if min(lay) < 0 or flags > 3:
+        return "qr layout out of range"
+    kq = m if flags & 2 else min(m, nc)
+    per = (m * kq if flags & 1 else 0) + kq * nc
+    nb = n // per if per else 0
+    if (per == 0 and n) or (per and n % per) or sa != nb * m * nc:
+        return "qr sizes do not match the record"
+    return None
+
+
+QR_UNDEFINED = ("np.linalg.qr(mode='complete') of a tall matrix: a derivative of the last "
+                "columns of Q (any orthonormal completion) is undefined; use mode='reduced'")
+
+
+def _qr_all(x):
+    q, r = np.linalg.qr(x)
+    return np.concatenate([q.ravel(), r.ravel()])
+
+
 SVD_UNDEFINED = (
     "np.linalg.svd: a derivative of singular vectors is undefined here: those of repeated "
     "singular values (equal within 1e-12 relative), of a zero singular value of a "
@@ -208,4 +345,10 @@ DECOMP_OPS = [
                "no derivative (raises)", svd_forward, svd_tangent, svd_reverse,
                check=svd_check, undefined=SVD_UNDEFINED,
                spec=Spec(shapes=(((3, 3),), ((4, 3),), ((2, 2, 3),)), fn=_svd_all)),
+    structured("qr", [np.linalg.qr],
+               "A = [X|Y]: C = Q^T Xdot R1^-1, W = tril(C,-1) - tril(C,-1)^T, R1dot = (C - W) "
+               "R1, Qdot = Q W + (I - QQ^T) Xdot R1^-1, (Q^T Y)dot = Qdot^T Y + Q^T Ydot; "
+               "Abar: the transpose (Walter & Lehmann 2018, Liao et al. 2019)",
+               qr_forward, qr_tangent, qr_reverse, check=qr_check, undefined=QR_UNDEFINED,
+               spec=Spec(shapes=(((3, 3),), ((4, 3),), ((2, 3, 4),)), fn=_qr_all)),
 ]

@@ -64,8 +64,8 @@ def test_function_without_rule_is_named():
 
 
 def test_linalg_function_without_rule_is_named_with_its_module():
-    with pytest.raises(NotDifferentiableError, match=r"numpy\.linalg\.qr"):
-        jittape.grad(lambda x: np.sum(np.linalg.qr(x.reshape(2, 2))[0]))(np.arange(1.0, 5.0))
+    with pytest.raises(NotDifferentiableError, match=r"numpy\.linalg\.eig\b"):
+        jittape.grad(lambda x: np.sum(np.linalg.eig(x.reshape(2, 2))[0]))(np.arange(1.0, 5.0))
 
 
 def test_ufunc_method_is_refused():

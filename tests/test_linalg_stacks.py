@@ -225,3 +225,39 @@ def test_svd_values_at_repeated_singular_values_are_differentiated():
     sq = np.diag([3.0, 1.0, 0.0])
     g = lambda x: np.sum(np.linalg.svd(x)[0] * np.arange(9.0).reshape(3, 3))  # noqa: E731
     check_grads(g, (sq + 0.01 * RNG.standard_normal((3, 3)),))
+
+
+# --- qr -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", SVD_SHAPES + [(2, 3, 5)], ids=str)
+def test_qr_like_numpy(shape):
+    a = RNG.standard_normal(shape)
+    assert_like_numpy(lambda x: tuple(np.linalg.qr(x)), a)
+    assert_like_numpy(lambda x: np.linalg.qr(x, mode="r"), a)
+    m, n = shape[-2:]
+    assert_like_numpy(lambda x: tuple(np.linalg.qr(x, mode="complete")), a, grad=m <= n)
+    k = min(m, n)
+    assert_like_numpy(lambda x: np.linalg.qr(x, mode="complete")[0][..., :k], a)
+
+
+def test_qr_result_and_errors():
+    seen = []
+    jittape.grad(lambda x: seen.append(np.linalg.qr(x)) or np.sum(seen[0].R))(np.eye(3) + 1)
+    assert type(seen[0]).__name__ == "QRResult"
+    with pytest.raises(jittape.NotDifferentiableError, match="mode='raw'"):
+        jittape.grad(lambda x: np.sum(np.linalg.qr(x, mode="raw")[0]))(np.eye(3))
+    with pytest.raises(ValueError, match="Unrecognized mode"):
+        jittape.grad(lambda x: np.sum(np.linalg.qr(x, mode="x")[0]))(np.eye(3))
+    tall = RNG.standard_normal((4, 2))
+    f = lambda x: np.sum(np.linalg.qr(x, mode="complete")[0])  # noqa: E731
+    with pytest.raises(jittape.NotDifferentiableError, match="completion"):
+        jittape.grad(f)(tall)
+    with pytest.raises(jittape.NotDifferentiableError, match=r"np\.linalg\.qr.*undefined"):
+        jittape.jvp(f, (tall,), (np.ones_like(tall),))
+
+
+def test_qr_closed_form_for_r_diagonal():
+    """d log|R_ii| summed is d log|det A| for a square A: the gradient is A^-T."""
+    a = well_conditioned(2, 4, 4)
+    g = jittape.grad(lambda x: np.sum(np.log(np.abs(np.diagonal(np.linalg.qr(x, "r"), 0, -2,
+                                                                     -1)))))(a)
+    np.testing.assert_allclose(g, np.swapaxes(np.linalg.inv(a), -1, -2), rtol=1e-10)
