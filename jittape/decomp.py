@@ -2,12 +2,15 @@
 (one record each, rules in :mod:`jittape.rules_decomp`), on matrices and stacks, with
 NumPy's values, shapes and result types."""
 
+import operator
+
 import numpy as np
 
 from . import dispatch
 from .errors import NotDifferentiableError
-from .linalg import _linalg, _part, _value
+from .linalg import _linalg, _part, _stack, _value
 from .ops import codes as K
+from .shaping import _refuse_active
 
 
 def _matrices(name, a):
@@ -83,6 +86,76 @@ def qr(a, mode="reduced"):
     return np.linalg._linalg.QRResult(_part(rec, 0, q), _part(rec, q.size, r))
 
 
-dispatch.FUNCTIONS.update({np.linalg.svd: svd, np.linalg.qr: qr})
+def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
+    """``np.linalg.pinv`` of a matrix or a stack (..., m, n): (..., n, m), NumPy's values
+    (its svd, singular values at most ``rcond * max(s)`` dropped; ``rcond``/``rtol`` as
+    NumPy: 1e-15 by default, ``max(m, n) eps`` for ``rtol=None``; a scalar).
+
+    Derivative (Golub & Pereyra, "The differentiation of pseudo-inverses and nonlinear least
+    squares problems", 1973), exact where the rank is locally constant:
+    ``Xdot = -X Adot X + X X^T Adot^T (I - A X) + (I - X A) Adot^T X^T X``, ``X = A^+``.
+    ``hermitian=True`` and an array ``rcond`` are refused."""
+    _refuse_active("linalg.pinv", rcond=rcond, rtol=rtol)
+    if hermitian:
+        raise NotDifferentiableError("np.linalg.pinv(hermitian=True) on active values is not "
+                                     "supported; use hermitian=False")
+    v = _matrices("pinv", a)
+    z = np.linalg.pinv(v, rcond=rcond, rtol=rtol)  # NumPy's value and argument errors
+    if rcond is None:
+        rcond = 1e-15 if rtol is np._NoValue else (
+            max(v.shape[-2:]) * np.finfo(np.float64).eps if rtol is None else rtol)
+    if np.ndim(rcond):
+        raise NotDifferentiableError("np.linalg.pinv with an array rcond/rtol on active "
+                                     "values is not supported; pass a scalar")
+    m, n = v.shape[-2:]
+    return _linalg(K.PINV, a, value=z, pool=(m, n), c=float(rcond))
+
+
+def lstsq(a, b, rcond=None):
+    """``np.linalg.lstsq``: ``(x, residuals, rank, s)`` exactly as NumPy returns them (x of
+    b's kind, residuals (k,) or (1,) when the rank is n < m, else empty; rank NumPy's;
+    s the singular values), with ``x = pinv(a, rcond) @ b``, the minimum-norm solution NumPy
+    computes (gelsd: the same cut-off, ``rcond`` default ``eps * max(m, n)``), so its
+    derivative is :func:`pinv`'s (constant rank). Residuals are ``sum((a x - b)^2)``."""
+    _refuse_active("linalg.lstsq", rcond=rcond)
+    av, bv = _value(a), _value(b)
+    _, resid, rank, _ = np.linalg.lstsq(av, bv, rcond)  # NumPy's checks, rank and types
+    m, n = av.shape
+    rc = np.finfo(np.float64).eps * max(m, n) if rcond is None else rcond
+    x = np.matmul(np.linalg.pinv(a, rcond=rc), b)
+    if resid.size:
+        r = np.sum((np.matmul(a, x) - b) ** 2, axis=0)
+        resid = np.reshape(r, (1,)) if bv.ndim == 1 else r
+    s = np.linalg.svd(a, compute_uv=False)
+    return x, resid, rank, s
+
+
+def matrix_power(a, n):
+    """``np.linalg.matrix_power`` of a matrix or a stack: NumPy's own sequence of products
+    (binary decomposition; ``inv`` first for ``n < 0``), so values are NumPy's; ``n = 0``
+    gives the identity, a constant. ``n`` must be a Python integer."""
+    _refuse_active("linalg.matrix_power", n=n)
+    v = _stack("matrix_power", a)
+    try:
+        n = operator.index(n)
+    except TypeError as e:
+        raise TypeError("exponent must be an integer") from e
+    if n == 0:
+        return np.broadcast_to(np.eye(v.shape[-1]), v.shape).copy()
+    if n < 0:
+        a, n = np.linalg.inv(a), -n
+    if n <= 3:
+        return a if n == 1 else (a @ a if n == 2 else (a @ a) @ a)
+    z = result = None
+    while n > 0:
+        z = a if z is None else z @ z
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else result @ z
+    return result
+
+
+dispatch.FUNCTIONS.update({np.linalg.svd: svd, np.linalg.qr: qr, np.linalg.pinv: pinv,
+                           np.linalg.lstsq: lstsq, np.linalg.matrix_power: matrix_power})
 if hasattr(np.linalg, "svdvals"):  # NumPy >= 2
     dispatch.FUNCTIONS[np.linalg.svdvals] = svdvals

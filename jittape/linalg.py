@@ -33,11 +33,11 @@ def _stack(name, a):
     return v
 
 
-def _linalg(opc, a, b=None, value=None, pool=None):
+def _linalg(opc, a, b=None, value=None, pool=None, c=0.0):
     t = _tape_of(a, b)
     an = a if isinstance(a, Active) else const(t, a)
     bn = (b if isinstance(b, Active) else const(t, b)) if b is not None else None
-    return _new(Active, t, opc, an._i, -1 if bn is None else bn._i, t.push_pool(pool), 0.0,
+    return _new(Active, t, opc, an._i, -1 if bn is None else bn._i, t.push_pool(pool), c,
                 value)
 
 

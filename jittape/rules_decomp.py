@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import NotDifferentiableError
 from .optable import Spec, pool_at, structured
-from .rules_linalg import stack_count  # noqa: F401 (a helper the kernels call by name)
+from .rules_linalg import matrix_check, stack_count
 
 #: Singular values closer than this times the largest are taken as equal: the singular
 #: vectors there (and, for a non-square matrix, those of a zero singular value) have no
@@ -323,6 +323,52 @@ def _qr_all(x):
     return np.concatenate([q.ravel(), r.ravel()])
 
 
+# --- pinv: pool[k:] = m, n; c = rcond -----------------------------------------------------
+def pinv_one(a, rcond):
+    # NumPy's pinv: V diag(1/s, 0 at s <= rcond max(s)) U^T from the reduced svd
+    s, u, vt = svd_lapack(a, 83)
+    cutoff = rcond * (np.max(s) if s.shape[0] else 0.0)
+    sinv = np.where(s > cutoff, 1.0 / np.where(s > cutoff, s, 1.0), 0.0)
+    return np.ascontiguousarray(vt.T) @ (sinv.reshape((-1, 1)) * np.ascontiguousarray(u.T))
+
+
+def pinv_forward(val, o, n, ia, ib, k, c, pool, off):
+    m, nc = pool[k], pool[k + 1]
+    for q in range(stack_count(n, m * nc)):
+        s = q * m * nc
+        val[o + s:o + s + m * nc] = pinv_one(val[ia + s:ia + s + m * nc].reshape((m, nc)),
+                                             c).ravel()
+
+
+def pinv_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    # Xdot = -X Adot X + X X^T Adot^T (I - A X) + (I - X A) Adot^T X^T X, X = A^+ (Golub &
+    # Pereyra 1973: A of locally constant rank)
+    m, nc = pool[k], pool[k + 1]
+    for q in range(stack_count(n, m * nc)):
+        s = q * m * nc
+        a = np.ascontiguousarray(val[ia + s:ia + s + m * nc].reshape((m, nc)))
+        x = np.ascontiguousarray(val[o + s:o + s + m * nc].reshape((nc, m)))
+        da = np.ascontiguousarray(dot[ia + s:ia + s + m * nc].reshape((m, nc)))
+        dat = np.ascontiguousarray(da.T)
+        xdot = (-(x @ da @ x) + x @ (x.T @ (dat - dat @ (a @ x))) +
+                (dat - x @ (a @ dat)) @ (x.T @ x))
+        dot[o + s:o + s + m * nc] = xdot.ravel()
+
+
+def pinv_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
+    # the transpose: Abar += -X^T G X^T + (I - A X) G^T X X^T + X^T X G^T (I - X A)
+    m, nc = pool[k], pool[k + 1]
+    for q in range(stack_count(n, m * nc)):
+        s = q * m * nc
+        a = np.ascontiguousarray(val[ia + s:ia + s + m * nc].reshape((m, nc)))
+        x = np.ascontiguousarray(val[o + s:o + s + m * nc].reshape((nc, m)))
+        gt = np.ascontiguousarray(adj[o + s:o + s + m * nc].reshape((nc, m)).T)
+        xt = np.ascontiguousarray(x.T)
+        abar = (-(xt @ np.ascontiguousarray(gt.T) @ xt) + (gt - a @ (x @ gt)) @ (x @ xt) +
+                (xt @ x) @ (gt - (gt @ x) @ a))
+        adj[ia + s:ia + s + m * nc] += abar.ravel()
+
+
 SVD_UNDEFINED = (
     "np.linalg.svd: a derivative of singular vectors is undefined here: those of repeated "
     "singular values (equal within 1e-12 relative), of a zero singular value of a "
@@ -351,4 +397,10 @@ DECOMP_OPS = [
                "Abar: the transpose (Walter & Lehmann 2018, Liao et al. 2019)",
                qr_forward, qr_tangent, qr_reverse, check=qr_check, undefined=QR_UNDEFINED,
                spec=Spec(shapes=(((3, 3),), ((4, 3),), ((2, 3, 4),)), fn=_qr_all)),
+    structured("pinv", [np.linalg.pinv],
+               "X = A^+; Xdot = -X Adot X + X X^T Adot^T (I - A X) + (I - X A) Adot^T X^T X; "
+               "Abar += -X^T G X^T + (I - A X) G^T X X^T + X^T X G^T (I - X A) (Golub & "
+               "Pereyra 1973, constant rank)", pinv_forward, pinv_tangent, pinv_reverse,
+               check=matrix_check(lambda m, nc: m * nc, operand_size=lambda m, nc: m * nc),
+               spec=Spec(shapes=(((3, 3),), ((4, 3),), ((2, 2, 3),)), fn=np.linalg.pinv)),
 ]

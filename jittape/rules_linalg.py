@@ -279,9 +279,10 @@ def matmul_check(t, i, n, sa, sb):
     return None
 
 
-def matrix_check(result_size, uses_b=False):
-    """A check that a stack of (nn, nn) operands, of right sides (nn, m) and the result fit:
-    the record's size is a whole number of results, one per matrix of the stack."""
+def matrix_check(result_size, uses_b=False, operand_size=lambda nn, m: nn * nn):
+    """A check that a stack of (nn, nn) operands (``operand_size`` elements each), of right
+    sides (nn, m) and the result fit: the record's size is a whole number of results, one
+    per matrix of the stack."""
     def check(t, i, n, sa, sb):
         lay = pool_at(t, int(t.k[i]), 2)
         if lay is None:
@@ -291,7 +292,7 @@ def matrix_check(result_size, uses_b=False):
         if per < 0 or (per == 0 and n != 0) or (per > 0 and n % per):
             return "matrix sizes do not match the record"
         nb = n // per if per else 0
-        if sa != nb * nn * nn or (uses_b and sb != nb * nn * m):
+        if sa != nb * operand_size(nn, m) or (uses_b and sb != nb * nn * m):
             return "matrix sizes do not match the record"
         return None
     return check

@@ -261,3 +261,63 @@ def test_qr_closed_form_for_r_diagonal():
     g = jittape.grad(lambda x: np.sum(np.log(np.abs(np.diagonal(np.linalg.qr(x, "r"), 0, -2,
                                                                      -1)))))(a)
     np.testing.assert_allclose(g, np.swapaxes(np.linalg.inv(a), -1, -2), rtol=1e-10)
+
+
+# --- pinv, lstsq, matrix_power ----------------------------------------------------------------
+@pytest.mark.parametrize("shape", SVD_SHAPES, ids=str)
+def test_pinv_like_numpy(shape):
+    a = RNG.standard_normal(shape)
+    assert_like_numpy(np.linalg.pinv, a)
+    assert_like_numpy(lambda x: np.linalg.pinv(x, rtol=None), a)
+    assert_like_numpy(lambda x: np.linalg.pinv(x, 1e-3), a)
+
+
+def test_pinv_of_repeated_singular_values_and_low_rank():
+    """pinv's rule needs no distinct singular values (the identity), and a rank-deficient
+    matrix gets the derivative of the constant-rank pseudo-inverse (A^+ A A^+ = A^+ kept)."""
+    assert_like_numpy(np.linalg.pinv, np.eye(3) * 2.0)
+    low = RNG.standard_normal((4, 2)) @ RNG.standard_normal((2, 3))
+    d = RNG.standard_normal(low.shape)
+    d = d - (np.eye(4) - low @ np.linalg.pinv(low)) @ d @ (np.eye(3) - np.linalg.pinv(low) @ low)
+    # along the rank-2 manifold; it curves, so NumPy's cut-off must drop the O(h^2) values
+    pinv = lambda x: np.linalg.pinv(x, 1e-8)  # noqa: E731
+    _, t = jittape.jvp(pinv, (low,), (d,))
+    h = 1e-6
+    fd = (pinv(low + h * d) - pinv(low - h * d)) / (2 * h)
+    np.testing.assert_allclose(t, fd, rtol=1e-5, atol=1e-6)
+
+
+def test_pinv_refusals():
+    with pytest.raises(jittape.NotDifferentiableError, match="hermitian"):
+        jittape.grad(lambda x: np.sum(np.linalg.pinv(x, hermitian=True)))(np.eye(2))
+    with pytest.raises(jittape.NotDifferentiableError, match="array rcond"):
+        jittape.grad(lambda x: np.sum(np.linalg.pinv(x, rcond=np.array([1e-3, 1e-4]))))(
+            RNG.standard_normal((2, 3, 3)))
+
+
+@pytest.mark.parametrize("sa,sb", [((5, 3), (5,)), ((5, 3), (5, 2)), ((3, 5), (3,)),
+                                   ((3, 3), (3, 2))], ids=str)
+def test_lstsq_returns_numpys_tuple(sa, sb):
+    a, b = RNG.standard_normal(sa), RNG.standard_normal(sb)
+    ref = np.linalg.lstsq(a, b)
+    got = []
+    jittape.grad(lambda x, y: got.append(np.linalg.lstsq(x, y)) or np.sum(got[0][0]),
+                 (0, 1))(a, b)
+    assert len(got[0]) == 4 and type(got[0][2]) is type(ref[2]) and got[0][2] == ref[2]
+    for x, y in zip(got[0][:2] + got[0][3:], ref[:2] + ref[3:]):
+        xv = x._v if isinstance(x, Active) else x
+        assert np.shape(xv) == y.shape
+        np.testing.assert_allclose(xv, y, rtol=1e-10, atol=1e-12)
+    assert_like_numpy(lambda x, y: np.linalg.lstsq(x, y)[0], a, b)
+    assert_like_numpy(lambda x, y: np.linalg.lstsq(x, y, rcond=1e-3)[3], a, b)
+    if sa[0] > sa[1]:
+        assert_like_numpy(lambda x, y: np.linalg.lstsq(x, y)[1], a, b)
+
+
+@pytest.mark.parametrize("batch", BATCHES, ids=str)
+@pytest.mark.parametrize("n", [-3, -1, 0, 1, 2, 3, 6, 13])
+def test_matrix_power_like_numpy(n, batch):
+    a = RNG.standard_normal(batch + (3, 3)) * 0.4 + np.eye(3)
+    assert_like_numpy(lambda x: np.linalg.matrix_power(x, n), a, grad=n != 0)
+    with pytest.raises(TypeError, match="integer"):
+        jittape.grad(lambda x: np.sum(np.linalg.matrix_power(x, 1.5)))(a)
