@@ -23,7 +23,7 @@ import re
 
 import sys
 
-from . import externals, scalar_special, scalarmath, symbolic
+from . import errors, externals, scalar_special, scalarmath, symbolic
 from .ops import OPS
 from .optable import LEAF, UNARY
 
@@ -54,6 +54,9 @@ def _helpers():
 
 
 HELPERS = _helpers()
+#: jittape's exception classes, which kernels may raise by name
+ERRORS = frozenset(n for n, v in vars(errors).items() if isinstance(v, type) and
+                   issubclass(v, Exception) and v.__module__ == errors.__name__)
 #: Helpers compiled as functions of their own rather than inlined into each rule that calls
 #: them (each helper module's ``OUTLINED``): long bodies that several branches call.
 OUTLINED = frozenset(n for mod in HELPER_MODULES for n in getattr(mod, "OUTLINED", ()))
@@ -73,19 +76,23 @@ def helper_source(roots, inline=True, python=False):
     ``inline``: Numba IR-level inlining (right for the sweeps, which call each helper once or
     twice; straight-line tape kernels that call one many times should pass False).
     ``python``: SciPy's externals as Python callables (the interpreted tier)."""
-    seen, todo, calls = {}, list(roots), set()
+    seen, todo, calls, errors = {}, list(roots), set(), set()
     while todo:
         for name in _names_used(todo.pop()):
             if name in HELPERS and name not in seen:
                 seen[name] = HELPERS[name]
                 todo.append(HELPERS[name])
-            elif name in externals.EXTERNALS:
+            elif name in externals.EXTERNALS or name in externals.LAPACK:
                 calls.add(name)
+            elif name in ERRORS:  # a kernel raising jittape's own error (a constant message)
+                errors.add(name)
     # inlined at IR level: measured 30% less compile time than separate functions
     plain = '@njit(error_model="numpy")'
     deco = '@njit(error_model="numpy", inline="always")' if inline else plain
     out = [(externals.python_source(calls) if python else externals.source(calls, deco))
            ] if calls else []
+    if errors:
+        out.insert(0, f"from jittape.errors import {', '.join(sorted(errors))}\n")
     for name in sorted(seen):
         obj = seen[name]
         if isinstance(obj, float):

@@ -17,6 +17,13 @@ process loads everything and compiles nothing; tests/test_special.py checks it).
 
 The price: a module that names a ``cs_`` function imports ``scipy.special`` (about 0.15 s)
 when it is imported. Generating sources never imports SciPy; importing jittape neither.
+
+LAPACK drivers that Numba's ``np.linalg`` does not expose with every option (``syevd`` on
+the upper triangle, for ``np.linalg.eigh(a, UPLO='U')``; ``gesdd`` without vectors; ``qr``'s
+complete mode) are called the same way, through the C entry points of Numba's own helper
+library (``numba_ez_xxxevd``, ..., registered with LLVM by Numba itself): helpers
+``lapack_<name>`` of :data:`LAPACK`, declared by symbol name. Each is called with NumPy's
+own choice of driver and options, so a replay reproduces NumPy's values bit for bit.
 """
 
 #: helper name -> (cython_special name, number of float64 arguments); the result is float64.
@@ -28,6 +35,27 @@ EXTERNALS = {f"cs_{name}": (name, nargs) for name, nargs in (
     ("i0", 1), ("i1", 1), ("i0e", 1), ("i1e", 1), ("k0", 1), ("k1", 1), ("k0e", 1),
     ("k1e", 1), ("j0", 1), ("j1", 1), ("y0", 1), ("y1", 1), ("iv", 2), ("ive", 2),
     ("jv", 2), ("jve", 2), ("yv", 2), ("yve", 2), ("yn", 2), ("kv", 2), ("kve", 2))}
+
+#: helper name -> (Numba helper-library symbol, result type, argument types; ``*``: pointer)
+LAPACK = {
+    # syevd(kind, jobz, uplo, n, a (Fortran order, overwritten by V), lda, w)
+    "lapack_syevd": ("numba_ez_xxxevd", "intc",
+                     ("char", "char", "char", "intp", "float64*", "intp", "float64*")),
+    # gesdd(kind, jobz, m, n, a, lda, s, u, ldu, vt, ldvt): NumPy's svd
+    "lapack_gesdd": ("numba_ez_gesdd", "intc", ("char", "char", "intp", "intp", "float64*",
+                                                "intp", "float64*", "float64*", "intp",
+                                                "float64*", "intp")),
+    # geqrf(kind, m, n, a, lda, tau) and orgqr(kind, m, n, k, a, lda, tau): NumPy's qr
+    "lapack_geqrf": ("numba_ez_geqrf", "intc", ("char", "intp", "intp", "float64*", "intp",
+                                                "float64*")),
+    "lapack_orgqr": ("numba_ez_xxgqr", "intc", ("char", "intp", "intp", "intp", "float64*",
+                                                "intp", "float64*")),
+}
+
+
+def _numba_type(name):
+    return f"_nbt.CPointer(_nbt.{name[:-1]})" if name.endswith("*") else f"_nbt.{name}"
+
 
 _bound = {}
 
@@ -74,11 +102,16 @@ def bind(name, nargs):
 
 def source(names, decorator):
     """The lines of a generated module that declare the externals ``names`` (helper names
-    from :data:`EXTERNALS`), each behind a jitted ``cs_<name>`` (``decorator`` its line)."""
+    from :data:`EXTERNALS`, each behind a jitted ``cs_<name>``, ``decorator`` its line, and
+    from :data:`LAPACK`, each an external function of that name)."""
     if not names:
         return ""
     out = ["from numba import types as _nbt\nfrom jittape.externals import bind as _bind"]
-    for helper in sorted(names):
+    for helper in sorted(n for n in names if n in LAPACK):
+        symbol, result, args = LAPACK[helper]
+        sig = f"{_numba_type(result)}({', '.join(map(_numba_type, args))})"
+        out.append(f"{helper} = _nbt.ExternalFunction({symbol!r}, {sig})\n")
+    for helper in sorted(n for n in names if n not in LAPACK):
         name, nargs = EXTERNALS[helper]
         params = ", ".join(f"x{i}" for i in range(nargs))
         sig = "_nbt.float64(" + "_nbt.float64, " * nargs + "_nbt.intc)"
@@ -90,7 +123,8 @@ def source(names, decorator):
 def python_source(names):
     """The same names for the interpreted tier (:mod:`jittape.tiers`): SciPy's ufuncs, which
     run the same C kernels on a float, so both tiers give the same bits."""
+    names = [n for n in sorted(names) if n not in LAPACK]  # LAPACK drivers: compiled only
     if not names:
         return ""
     return "import scipy.special as _sp\n" + "".join(
-        f"{helper} = _sp.{EXTERNALS[helper][0]}\n" for helper in sorted(names))
+        f"{helper} = _sp.{EXTERNALS[helper][0]}\n" for helper in names)

@@ -5,7 +5,8 @@ filling :mod:`jittape.dispatch` when imported: :mod:`jittape.ufuncs` (ufuncs),
 :mod:`jittape.views` (indexing, item assignment, in-place operators, reshape and transpose
 views), :mod:`jittape.reductions` (reductions, scans, sorting, statistics),
 :mod:`jittape.shapefns` (shape and indexing functions), :mod:`jittape.products` (``dot``,
-``matmul``, ``einsum``, ...), :mod:`jittape.linalg` (``numpy.linalg``),
+``matmul``, ``einsum``, ...), :mod:`jittape.linalg` and :mod:`jittape.decomp`
+(``numpy.linalg``),
 :mod:`jittape.statistics` (``median``, ``quantile``, ``percentile``, ``partition``),
 :mod:`jittape.numerics` (``interp``, ``convolve``, ``gradient``, ``polyval``, ``select``,
 ...) and :mod:`jittape.sequences` (``linspace``, ``logspace``, ``geomspace``).
@@ -14,8 +15,8 @@ views), :mod:`jittape.reductions` (reductions, scans, sorting, statistics),
 
 import numpy as np
 
-from . import (builders, dispatch, linalg, numerics, objects, products, reductions, sequences,  # noqa: F401
-               shapefns, statistics, ufuncs, views)
+from . import (builders, decomp, dispatch, linalg, numerics, objects, products,  # noqa: F401
+               reductions, sequences, shapefns, statistics, ufuncs, views)
 from .active import Active
 from .reductions import logsumexp  # noqa: F401  (jittape.logsumexp)
 

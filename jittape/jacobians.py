@@ -10,6 +10,8 @@ values ``val`` have been computed (recorded or replayed).
 
 import numpy as np
 
+from .errors import NotDifferentiableError
+from .ops import OPS
 from .sweeps import for_tape
 
 
@@ -39,12 +41,26 @@ def output_of(tape, buf):
     return float(v[0]) if tape.out_shape == () else v.reshape(tape.out_shape).copy()
 
 
+def check_undefined(tape, dot, out):
+    """Raise if the tangents ``dot[out]`` are nan because a record's derivative is undefined
+    there (an op entry's ``undefined``: its tangent kernel writes nan); legitimate nans
+    (``sqrt`` at 0) pass."""
+    if not np.isnan(dot[out]).any():
+        return
+    t = tape.arrays
+    for code in {op.code for op in OPS if op.undefined}:
+        for i in np.flatnonzero(t.op == code):
+            if np.isnan(dot[t.off[i]:t.off[i + 1]]).any():
+                raise NotDifferentiableError(f"{OPS[code].undefined} (record {i})")
+
+
 def jvp(tape, val, tangents):
     """``J(x) v`` for the input tangents ``tangents``, values ``val`` already computed."""
     dot = tangent_buffer(tape, tangents)
     if tape.out_id >= 0:
         t = tape.arrays
         for_tape(t).tangent_sweep(*t.columns, val, dot)
+        check_undefined(tape, dot, slice(t.off[tape.out_id], t.off[tape.out_id + 1]))
     return output_of(tape, dot)
 
 
@@ -81,6 +97,7 @@ def jacobian_matrix(tape, val, mode="auto"):
                 dot = np.zeros_like(val)
                 dot[e] = 1.0
                 sw.tangent_sweep(*t.columns, val, dot)
+                check_undefined(tape, dot, out)
                 jac[:, col] = dot[out]
                 col += 1
         return jac

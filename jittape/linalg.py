@@ -1,7 +1,9 @@
 """Dense linear algebra of active values: ``numpy.linalg`` ``inv``, ``solve``, ``slogdet``,
 ``det``, ``cholesky``, ``eigh``, ``eigvalsh`` (one record each, rules in
-:mod:`jittape.rules_linalg`) and ``norm`` (a composition). Routines that read one triangle
-(``cholesky``, ``eigh``) see, and differentiate, only that triangle, as NumPy's do."""
+:mod:`jittape.rules_linalg`) and ``norm`` (a composition). Each takes a matrix or a stack of
+matrices (leading dimensions, NumPy's broadcasting for ``solve``), one record for the whole
+stack. Routines that read one triangle (``cholesky``, ``eigh``) see, and differentiate, only
+that triangle, as NumPy's do."""
 
 import numpy as np
 
@@ -10,73 +12,110 @@ from .active import Active, _new, _tape_of, const, reshape
 from .errors import NotDifferentiableError
 from .ops import codes as K
 from .reductions import max_, min_, sum_
-from .shaping import _alias, _refuse_active, _take, _unsupported, normalize_axis_index, transpose
+from .shaping import _alias, _refuse_active, _take, normalize_axis_index
 from .views import getitem
 
 
-def _square(name, a):
-    v = a._v if isinstance(a, Active) else np.asarray(a, dtype=np.float64)
-    if np.ndim(v) != 2 or v.shape[0] != v.shape[1]:
-        if np.ndim(v) > 2:
-            raise NotDifferentiableError(
-                f"np.linalg.{name} of a stack of matrices (shape {np.shape(v)}) is not "
-                f"supported; loop over the matrices")
-        raise np.linalg.LinAlgError(f"np.linalg.{name}: expected a square matrix, got shape "
+def _value(a):
+    return a._v if isinstance(a, Active) else np.asarray(a, dtype=np.float64)
+
+
+def _stack(name, a):
+    """``a``'s value, a (stack of) square matrices (..., n, n), else NumPy's LinAlgError."""
+    v = _value(a)
+    if np.ndim(v) < 2:
+        raise np.linalg.LinAlgError(f"np.linalg.{name}: {np.ndim(v)}-dimensional array "
+                                    f"given. Array must be at least two-dimensional")
+    if v.shape[-1] != v.shape[-2]:
+        raise np.linalg.LinAlgError(f"np.linalg.{name}: expected square matrices (last 2 "
+                                    f"dimensions of the array must be square), got shape "
                                     f"{np.shape(v)}")
     return v
 
 
-def _linalg(opc, a, b=None, value=None, pool=None):
+def _linalg(opc, a, b=None, value=None, pool=None, c=0.0):
     t = _tape_of(a, b)
     an = a if isinstance(a, Active) else const(t, a)
     bn = (b if isinstance(b, Active) else const(t, b)) if b is not None else None
-    return _new(Active, t, opc, an._i, -1 if bn is None else bn._i, t.push_pool(pool), 0.0,
+    return _new(Active, t, opc, an._i, -1 if bn is None else bn._i, t.push_pool(pool), c,
                 value)
 
 
+def _part(rec, start, value):
+    """The contiguous part ``rec.flat[start:start + value.size]``, shaped like ``value``."""
+    if value.ndim == 0:
+        return getitem(rec, start)
+    part = _new(Active, rec._t, K.SLICE, rec._i, -1, start, 0.0, value.ravel())
+    return reshape(part, value.shape)
+
+
 def inv(a):
-    """``np.linalg.inv`` of a square matrix: adjoint ``-A^-T Abar A^-T``."""
-    v = _square("inv", a)
-    return _linalg(K.INV, a, value=np.linalg.inv(v), pool=(v.shape[0], 0))
+    """``np.linalg.inv`` of a matrix or a stack (..., n, n): NumPy's values, shape, errors.
+
+    Tangent ``-Y Adot Y``, adjoint ``-Y^T Ybar Y^T`` per matrix (Giles 2008)."""
+    v = _stack("inv", a)
+    return _linalg(K.INV, a, value=np.linalg.inv(v), pool=(v.shape[-1], 0))
+
+
+def _broadcast(x, shape):
+    return x if np.shape(_value(x)) == tuple(shape) else np.broadcast_to(x, shape)
 
 
 def solve(a, b):
-    """``np.linalg.solve(a, b)``, ``b`` a vector or a matrix of right-hand sides."""
-    v = _square("solve", a)
-    bv = b._v if isinstance(b, Active) else np.asarray(b, dtype=np.float64)
-    z = np.linalg.solve(v, bv)
-    if np.ndim(bv) not in (1, 2):
-        raise NotDifferentiableError("np.linalg.solve with a stacked right side is not "
-                                     "supported")
-    m = 1 if np.ndim(bv) == 1 else bv.shape[1]
-    return _linalg(K.SOLVE, a, b, value=z, pool=(v.shape[0], m))
+    """``np.linalg.solve(a, b)`` with NumPy 2's rules: ``a`` (..., n, n); ``b`` (n,) is one
+    vector for every matrix, else ``b`` (..., n, k) is a stack of right sides whose leading
+    dimensions broadcast with ``a``'s. Result: NumPy's shape and values.
+
+    The operands are broadcast to one stack first (a GATHER, whose adjoint sums over the
+    broadcast dimensions); tangent ``A^-1 (Bdot - Adot X)``, adjoints ``Bbar = A^-T Xbar``,
+    ``Abar = -Bbar X^T`` (Giles 2008)."""
+    v = _stack("solve", a)
+    bv = _value(b)
+    z = np.linalg.solve(v, bv)  # NumPy's value and its errors for mismatched shapes
+    n = v.shape[-1]
+    if bv.ndim == 1:
+        batch, m = v.shape[:-2], 1
+        b = reshape(b, (n, 1)) if isinstance(b, Active) else bv.reshape(n, 1)
+    else:
+        batch, m = np.broadcast_shapes(v.shape[:-2], bv.shape[:-2]), bv.shape[-1]
+    a = _broadcast(a, batch + (n, n))
+    b = _broadcast(b, batch + (n, m))
+    rec = _linalg(K.SOLVE, a, b, value=z.reshape(batch + (n, m)), pool=(n, m))
+    return reshape(rec, z.shape)
 
 
 def slogdet(a):
-    """``(sign, logabsdet)``: both active (sign has no derivative; it replays)."""
-    v = _square("slogdet", a)
+    """``np.linalg.slogdet``: ``SlogdetResult(sign, logabsdet)`` of a matrix or a stack, both
+    active (the sign has a zero derivative; it replays). ``dlog|det A| = tr(A^-1 dA)``."""
+    v = _stack("slogdet", a)
     sign, logdet = np.linalg.slogdet(v)
-    rec = _linalg(K.SLOGDET, a, value=np.array([sign, logdet]), pool=(v.shape[0], 0))
-    return getitem(rec, 0), getitem(rec, 1)
+    sign, logdet = np.asarray(sign, np.float64), np.asarray(logdet, np.float64)
+    rec = _linalg(K.SLOGDET, a, value=np.concatenate([sign.ravel(), logdet.ravel()]),
+                  pool=(v.shape[-1], 0))
+    return np.linalg._linalg.SlogdetResult(_part(rec, 0, sign), _part(rec, sign.size, logdet))
 
 
 def det(a):
-    """``np.linalg.det`` as ``sign * exp(logabsdet)`` of :func:`slogdet`."""
+    """``np.linalg.det`` as ``sign * exp(logabsdet)`` of :func:`slogdet` (stacks too)."""
     sign, logdet = slogdet(a)
     return sign * np.exp(logdet)
 
 
 def _read_triangle(a, uplo):
-    """The symmetric matrix that a LAPACK routine reading one triangle of ``a`` sees.
+    """The symmetric matrices that a LAPACK routine reading one triangle of ``a`` sees.
 
-    ``uplo`` 'L': ``S[i, j] = a[max(i, j), min(i, j)]``, 'U' the mirror image; one GATHER,
-    whose adjoint (a scatter-add) lands on the triangle that is read only: the other one
-    does not change the result, and its derivative is 0, as for NumPy's routine.
+    ``uplo`` 'L': ``S[i, j] = a[max(i, j), min(i, j)]``, 'U' the mirror image, per matrix of
+    a stack; one GATHER, whose adjoint (a scatter-add) lands on the triangle that is read
+    only: the other one does not change the result, and its derivative is 0, as for NumPy's
+    routine.
     """
-    n = np.shape(a._v)[0]
+    shape = np.shape(a._v)
+    n = shape[-1]
     i, j = np.indices((n, n))
     lo, hi = np.maximum(i, j), np.minimum(i, j)
     idx = lo * n + hi if uplo == "L" else hi * n + lo
+    nb = int(np.prod(shape[:-2], dtype=np.int64))
+    idx = (np.arange(nb)[:, None, None] * (n * n) + idx).reshape(shape)
     return _take(a, idx)
 
 
@@ -88,43 +127,49 @@ def _uplo(name, UPLO):
 
 
 def cholesky(a, upper=False):
-    """``np.linalg.cholesky``: reads the lower triangle of ``a`` (the upper one with
-    ``upper=True``, which returns the upper factor U, ``a = U.T @ U``), like NumPy."""
-    v = _square("cholesky", a)
+    """``np.linalg.cholesky`` of a matrix or a stack: reads the lower triangle of each (the
+    upper one with ``upper=True``, which returns the upper factor U, ``a = U^T U``), like
+    NumPy. Tangent and adjoint: Murray, "Differentiation of the Cholesky decomposition"
+    (2016)."""
+    v = _stack("cholesky", a)
     z = np.linalg.cholesky(v, upper=True) if upper else np.linalg.cholesky(v)
     s = _read_triangle(a, "U" if upper else "L")
-    low = np.ascontiguousarray(z.T) if upper else z
-    r = _linalg(K.CHOLESKY, s, value=low, pool=(v.shape[0], 0))
-    return transpose(r) if upper else r
+    low = np.ascontiguousarray(np.swapaxes(z, -1, -2)) if upper else z
+    r = _linalg(K.CHOLESKY, s, value=low, pool=(v.shape[-1], 0))
+    return np.swapaxes(r, -1, -2) if upper else r
 
 
-def eigh(a, UPLO="L", _vectors=True):
-    """Eigenvalues (ascending) and eigenvectors of the symmetric matrix whose lower (UPLO='L',
-    the default) or upper (UPLO='U') triangle is that of ``a``; the other triangle is not
-    read, as in NumPy. Eigenvector adjoints are defined where the eigenvalues are distinct."""
+def eigh(a, UPLO="L"):
+    """Eigenvalues (ascending, shape (..., n)) and eigenvectors (..., n, n) of the symmetric
+    matrices whose lower (UPLO='L', the default) or upper (UPLO='U') triangles are those of
+    ``a`` (a matrix or a stack); the other triangle is not read, as in NumPy. Rule: Magnus &
+    Neudecker, "Matrix Differential Calculus", ch. 8; eigenvector derivatives are defined
+    where the eigenvalues are distinct (equal ones contribute 0)."""
     uplo = _uplo("eigh", UPLO)
-    v = _square("eigh", a)
-    n = v.shape[0]
+    v = _stack("eigh", a)
+    n = v.shape[-1]
     w, vec = np.linalg.eigh(v, UPLO=uplo)  # NumPy's own values
-    rec = _linalg(K.EIGH, _read_triangle(a, uplo), value=np.concatenate([w, vec.ravel()]),
-                  pool=(n, int(uplo == "U" and _vectors)))  # 1: not replayable (replay.py)
-    t = rec._t
-    wr = _new(Active, t, K.SLICE, rec._i, -1, 0, 0.0, w)
-    vr = reshape(_new(Active, t, K.SLICE, rec._i, -1, n, 0.0, vec.ravel()), (n, n))
-    return np.linalg._linalg.EighResult(wr, vr)
+    rec = _linalg(K.EIGH, _read_triangle(a, uplo), value=np.concatenate([w.ravel(),
+                                                                         vec.ravel()]),
+                  pool=(n, int(uplo == "U")))
+    return np.linalg._linalg.EighResult(_part(rec, 0, w), _part(rec, w.size, vec))
 
 
 def eigvalsh(a, UPLO="L"):
     """The eigenvalues of :func:`eigh` (same triangle rule)."""
-    return eigh(a, UPLO, _vectors=False)[0]  # eigenvalues replay for either triangle
+    return eigh(a, UPLO)[0]
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
-    """``np.linalg.norm``: vector ords None/2/1/inf/-inf/0/p, matrix None/'fro'/1/-1/inf/-inf.
+    """``np.linalg.norm``: vector ords None/2/1/inf/-inf/0/p, matrix None/'fro'/1/-1/inf/-inf
+    and 2/-2/'nuc' (largest, smallest, sum of the singular values: :func:`jittape.decomp.svd`
+    with ``compute_uv=False``, whose derivative is ``U diag(sbar) V^T``, e.g.
+    ``d||A||_nuc = U V^T``).
 
-    Axis None, int or 2-tuple, keepdims, as NumPy. Matrix ords 2, -2 and 'nuc' need singular
-    values and are refused. The derivative of the 2-norm (and 'fro') at x = 0 is nan here:
-    sqrt's derivative at 0 is infinite, times 0 (the true subgradient set contains 0).
+    Axis None, int or 2-tuple, keepdims, as NumPy. The derivative of the 2-norm (and 'fro')
+    at x = 0 is nan here: sqrt's derivative at 0 is infinite, times 0 (the true subgradient
+    set contains 0). At repeated largest (smallest) singular values, ord=2 (-2) takes one
+    of them, as ``max`` does at ties (a subgradient).
     """
     _refuse_active("linalg.norm", ord=ord, axis=axis)
     if not isinstance(x, Active):
@@ -169,9 +214,10 @@ def norm(x, ord=None, axis=None, keepdims=False):
         if row == col:
             raise ValueError("Duplicate axes given.")
         if (not is_str and ord in (2, -2)) or ord == "nuc":
-            _unsupported("linalg.norm", f"ord={ord!r} for matrices",
-                         "it needs singular values; use ord='fro', 1, -1, inf or -inf")
-        if not is_str and ord in (1, -1):
+            # NumPy's _multi_svd_norm: the singular values of the matrices in the last axes
+            s = np.linalg.svd(np.moveaxis(x, (row, col), (-2, -1)), compute_uv=False)
+            ret = sum_(s, axis=-1) if ord == "nuc" else (max_ if ord == 2 else min_)(s, axis=-1)
+        elif not is_str and ord in (1, -1):
             red = max_ if ord == 1 else min_
             ret = red(sum_(abs(x), axis=row), axis=col - 1 if col > row else col)
         elif not is_str and ord in (np.inf, -np.inf):

@@ -4,8 +4,9 @@ An op is one :class:`Op` entry and nothing else anywhere names it: the sweeps
 (:mod:`jittape.codegen`), the tape compiler, the NumPy dispatch of elementwise ufuncs,
 ``python -m jittape ops``, the docs page and the generic rule tests are all generated from
 the entries. The entries themselves are in :mod:`jittape.rules_elementwise`,
-:mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg`, :mod:`jittape.rules_signal` and
-:mod:`jittape.rules_special`; :mod:`jittape.ops` assembles them in opcode order.
+:mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg`, :mod:`jittape.rules_decomp`,
+:mod:`jittape.rules_signal` and :mod:`jittape.rules_special`; :mod:`jittape.ops` assembles
+them in opcode order.
 
 Rule convention (one explanatory block instead of one per op)
 -------------------------------------------------------------
@@ -125,6 +126,12 @@ class Op:
         and their tangents. None: no second-order rule (an HVP raises, naming the op).
         Elementwise ops need none: theirs is derived from the partials
         (:mod:`jittape.symbolic`).
+    undefined : str or None
+        Structured ops with outputs whose derivative can be undefined (singular vectors of
+        repeated singular values): why, and what to do. Their tangent kernel writes nan
+        there and their reverse kernel raises; a JVP or forward-mode Jacobian whose result
+        is nan where such a record's tangent is raises this message
+        (:func:`jittape.jacobians.check_undefined`).
     code : int
         The opcode (the op's position in the table; the tape file format: append only).
     """
@@ -147,6 +154,7 @@ class Op:
     args: tuple = ()
     constant: tuple = ()
     second: object = None
+    undefined: str = None
     code: int = -1
 
     @property
@@ -197,11 +205,11 @@ def elementwise(name, kind, numpy, value, partials, doc, scalar=None, uses_c=Fal
 
 
 def structured(name, numpy, doc, forward, tangent=None, reverse=None, arity=1, checks=False,
-               fusion=None, check=None, spec=None, second=None):
+               fusion=None, check=None, spec=None, second=None, undefined=None):
     """A structured entry: kernels written side by side (see the module docstring)."""
     return Op(name, STRUCTURED, tuple(numpy), doc, forward=forward, tangent=tangent,
               reverse=reverse, checks=checks, fusion=fusion, check=check, spec=spec or Spec(),
-              second=second, _arity=arity)
+              second=second, undefined=undefined, _arity=arity)
 
 
 def pool_at(t, k, count):

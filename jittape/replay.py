@@ -19,33 +19,12 @@ from .sweeps import for_tape
 from .active import Active
 from .api import _CONTAINERS, _LEAF, _flatten_arg, _pack_grads, _record, like_input
 from .errors import GuardFailure, NonScalarOutputError
-from .ops import codes
 
 
 def _guard_failure(record):
     return GuardFailure(
         f"guard at record {record} failed: the control flow recorded at the original point "
         f"differs at the new inputs; record the function again there.", record)
-
-
-def _check_replayable(t):
-    """Raise :class:`GuardFailure` for a tape whose replay would differ from NumPy.
-
-    ``np.linalg.eigh(a, UPLO='U')``: NumPy's eigenvectors come from LAPACK's upper-triangle
-    routine, which the replay kernel (Numba's ``eigh``, the lower one) does not reproduce:
-    their signs may differ, so a replay would silently evaluate another function. Such a
-    tape is re-recorded at every new point instead (:func:`jittape.taped` and
-    :func:`jittape.minimize` do so automatically)."""
-    eigh = codes.EIGH
-    for i in np.flatnonzero(t.op == eigh):
-        k = int(t.k[i])
-        if t.pool[k + 1] == 1:
-            raise GuardFailure(
-                f"record {i} (np.linalg.eigh with UPLO='U') cannot be replayed: NumPy's "
-                f"eigenvectors for the upper triangle come from a LAPACK routine the replay "
-                f"does not reproduce (their signs may differ). Record the function again at "
-                f"the new point (jittape.taped and jittape.minimize do so automatically), or "
-                f"pass the symmetric matrix with UPLO='L'.", int(i))
 
 
 class Tape:
@@ -137,7 +116,6 @@ class Tape:
         if len(xs) != len(t.inputs):
             raise TypeError(f"the tape was recorded with {len(t.inputs)} differentiated "
                             f"argument(s), got {len(xs)}")
-        _check_replayable(t)
         val = t.val.copy()  # per call: replays from several threads never share buffers
         for i, x in zip(t.inputs, xs):
             lo, hi = t.off[i], t.off[i + 1]
@@ -243,7 +221,6 @@ class Tape:
         """Scalar output: load, forward and reverse sweep with little Python per call."""
         t = self.arrays
         if self._in_ids is None:
-            _check_replayable(t)
             self._in_ids = np.asarray(t.inputs, dtype=np.int64)
             self._in_shapes = [t.shape(i) for i in t.inputs]
             self._spans = [(int(t.off[i]), int(t.off[i + 1])) for i in t.inputs]

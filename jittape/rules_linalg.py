@@ -93,7 +93,16 @@ def matmul_hvp(val, dot, adj, adjdot, o, n, ia, ib, k, c, pool, off, ca, cb):
                     adjdot[qa + i * kk + t] += s
 
 
-# --- dense linear algebra on (n, n) matrices, pool[k:] = n, m -----------------------------
+# --- dense linear algebra on stacks of (n, n) matrices, pool[k:] = n, m --------------------
+# A record holds ``batch`` matrices one after another (NumPy's leading dimensions, C order);
+# batch is the record's size over one matrix's result size, so a stack needs no pool entry
+# of its own and the layout of a single matrix is that of a stack of one. Outputs of two
+# kinds (slogdet's sign and log, eigh's values and vectors) store all of the first kind,
+# then all of the second, so that each is a contiguous slice of the record.
+def stack_count(n, per):
+    return n // per if per > 0 else 0
+
+
 def square(buf, i, n):
     return buf[i:i + n * n].reshape((n, n))
 
@@ -104,69 +113,90 @@ def sym(a):
 
 def inv_forward(val, o, n, ia, ib, k, c, pool, off):
     nn = pool[k]
-    val[o:o + nn * nn] = np.linalg.inv(square(val, ia, nn)).ravel()
+    for q in range(stack_count(n, nn * nn)):
+        s = q * nn * nn
+        val[o + s:o + s + nn * nn] = np.linalg.inv(square(val, ia + s, nn)).ravel()
 
 
 def inv_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
     nn = pool[k]  # Ydot = -Y Adot Y
-    y = np.ascontiguousarray(square(val, o, nn))
-    dot[o:o + nn * nn] = -(y @ np.ascontiguousarray(square(dot, ia, nn)) @ y).ravel()
+    for q in range(stack_count(n, nn * nn)):
+        s = q * nn * nn
+        y = np.ascontiguousarray(square(val, o + s, nn))
+        dot[o + s:o + s + nn * nn] = -(
+            y @ np.ascontiguousarray(square(dot, ia + s, nn)) @ y).ravel()
 
 
 def inv_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
     nn = pool[k]  # Abar += -Y^T Ybar Y^T
-    yt = np.ascontiguousarray(square(val, o, nn).T)
-    g = square(adj, o, nn).copy()
-    adj[ia:ia + nn * nn] -= (yt @ g @ yt).ravel()
+    for q in range(stack_count(n, nn * nn)):
+        s = q * nn * nn
+        yt = np.ascontiguousarray(square(val, o + s, nn).T)
+        g = square(adj, o + s, nn).copy()
+        adj[ia + s:ia + s + nn * nn] -= (yt @ g @ yt).ravel()
 
 
 def solve_forward(val, o, n, ia, ib, k, c, pool, off):
-    nn, m = pool[k], pool[k + 1]
-    b = val[ib:ib + nn * m].reshape((nn, m)).copy()
-    val[o:o + nn * m] = np.linalg.solve(square(val, ia, nn), b).ravel()
+    nn, m = pool[k], pool[k + 1]  # a stack of A (nn, nn) and of B (nn, m), same count
+    for q in range(stack_count(n, nn * m)):
+        sa, sb = q * nn * nn, q * nn * m
+        b = val[ib + sb:ib + sb + nn * m].reshape((nn, m)).copy()
+        val[o + sb:o + sb + nn * m] = np.linalg.solve(square(val, ia + sa, nn), b).ravel()
 
 
 def solve_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
     nn, m = pool[k], pool[k + 1]  # Xdot = A^-1 (Bdot - Adot X)
-    x = np.ascontiguousarray(val[o:o + nn * m].reshape((nn, m)))
-    rhs = dot[ib:ib + nn * m].reshape((nn, m)) - np.ascontiguousarray(
-        square(dot, ia, nn)) @ x
-    dot[o:o + nn * m] = np.linalg.solve(square(val, ia, nn), rhs).ravel()
+    for q in range(stack_count(n, nn * m)):
+        sa, sb = q * nn * nn, q * nn * m
+        x = np.ascontiguousarray(val[o + sb:o + sb + nn * m].reshape((nn, m)))
+        rhs = dot[ib + sb:ib + sb + nn * m].reshape((nn, m)) - np.ascontiguousarray(
+            square(dot, ia + sa, nn)) @ x
+        dot[o + sb:o + sb + nn * m] = np.linalg.solve(square(val, ia + sa, nn), rhs).ravel()
 
 
 def solve_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
     nn, m = pool[k], pool[k + 1]  # Bbar += A^-T Xbar; Abar += -Bbar X^T
-    x = val[o:o + nn * m].reshape((nn, m))
-    g = adj[o:o + nn * m].reshape((nn, m)).copy()
-    bbar = np.linalg.solve(np.ascontiguousarray(square(val, ia, nn).T), g)
-    adj[ib:ib + nn * m] += bbar.ravel()
-    adj[ia:ia + nn * nn] -= (bbar @ np.ascontiguousarray(x.T)).ravel()
+    for q in range(stack_count(n, nn * m)):
+        sa, sb = q * nn * nn, q * nn * m
+        x = val[o + sb:o + sb + nn * m].reshape((nn, m))
+        g = adj[o + sb:o + sb + nn * m].reshape((nn, m)).copy()
+        bbar = np.linalg.solve(np.ascontiguousarray(square(val, ia + sa, nn).T), g)
+        adj[ib + sb:ib + sb + nn * m] += bbar.ravel()
+        adj[ia + sa:ia + sa + nn * nn] -= (bbar @ np.ascontiguousarray(x.T)).ravel()
 
 
 def slogdet_forward(val, o, n, ia, ib, k, c, pool, off):
-    sign, logdet = np.linalg.slogdet(square(val, ia, pool[k]))
-    val[o] = sign
-    val[o + 1] = logdet
+    nn, nb = pool[k], n // 2  # value: the nb signs, then the nb logs
+    for q in range(nb):
+        sign, logdet = np.linalg.slogdet(square(val, ia + q * nn * nn, nn))
+        val[o + q] = sign
+        val[o + nb + q] = logdet
 
 
 def slogdet_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
-    nn = pool[k]  # ldot = tr(A^-1 Adot); the sign is piecewise constant
-    dot[o] = 0.0
-    dot[o + 1] = np.trace(np.linalg.solve(square(val, ia, nn),
-                                          np.ascontiguousarray(square(dot, ia, nn))))
+    nn, nb = pool[k], n // 2  # ldot = tr(A^-1 Adot); the sign is piecewise constant
+    for q in range(nb):
+        s = ia + q * nn * nn
+        dot[o + q] = 0.0
+        dot[o + nb + q] = np.trace(np.linalg.solve(
+            square(val, s, nn), np.ascontiguousarray(square(dot, s, nn)))) if nn else 0.0
 
 
 def slogdet_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
-    nn = pool[k]  # Abar += lbar A^-T
-    g = adj[o + 1]
-    if g != 0.0:
-        inv = np.linalg.inv(square(val, ia, nn))
-        adj[ia:ia + nn * nn] += g * np.ascontiguousarray(inv.T).ravel()
+    nn, nb = pool[k], n // 2  # Abar += lbar A^-T
+    for q in range(nb):
+        g = adj[o + nb + q]
+        if g != 0.0:
+            s = ia + q * nn * nn
+            inv = np.linalg.inv(square(val, s, nn))
+            adj[s:s + nn * nn] += g * np.ascontiguousarray(inv.T).ravel()
 
 
 def cholesky_forward(val, o, n, ia, ib, k, c, pool, off):
     nn = pool[k]
-    val[o:o + nn * nn] = np.linalg.cholesky(square(val, ia, nn)).ravel()
+    for q in range(stack_count(n, nn * nn)):
+        s = q * nn * nn
+        val[o + s:o + s + nn * nn] = np.linalg.cholesky(square(val, ia + s, nn)).ravel()
 
 
 def lower_half(p):
@@ -180,29 +210,48 @@ def lower_half(p):
 
 def cholesky_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
     nn = pool[k]  # Ldot = L Phi(L^-1 S L^-T), S = sym(Adot)
-    low = np.ascontiguousarray(square(val, o, nn))
-    s = sym(np.ascontiguousarray(square(dot, ia, nn)))
-    t1 = np.linalg.solve(low, s)
-    p = np.linalg.solve(low, np.ascontiguousarray(t1.T)).T
-    dot[o:o + nn * nn] = (low @ lower_half(np.ascontiguousarray(p))).ravel()
+    for q in range(stack_count(n, nn * nn)):
+        s = q * nn * nn
+        low = np.ascontiguousarray(square(val, o + s, nn))
+        sm = sym(np.ascontiguousarray(square(dot, ia + s, nn)))
+        t1 = np.linalg.solve(low, sm)
+        p = np.linalg.solve(low, np.ascontiguousarray(t1.T)).T
+        dot[o + s:o + s + nn * nn] = (low @ lower_half(np.ascontiguousarray(p))).ravel()
 
 
 def cholesky_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
     nn = pool[k]  # Abar += sym(L^-T Phi(L^T Lbar) L^-1)
-    low = square(val, o, nn)
-    lt = np.ascontiguousarray(low.T)
-    p = lower_half(lt @ np.ascontiguousarray(square(adj, o, nn)))
-    t1 = np.linalg.solve(lt, p)
-    sm = np.linalg.solve(lt, np.ascontiguousarray(t1.T)).T
-    adj[ia:ia + nn * nn] += sym(sm).ravel()
+    for q in range(stack_count(n, nn * nn)):
+        s = q * nn * nn
+        lt = np.ascontiguousarray(square(val, o + s, nn).T)
+        p = lower_half(lt @ np.ascontiguousarray(square(adj, o + s, nn)))
+        t1 = np.linalg.solve(lt, p)
+        sm = np.linalg.solve(lt, np.ascontiguousarray(t1.T)).T
+        adj[ia + s:ia + s + nn * nn] += sym(sm).ravel()
+
+
+def eigh_lapack(a, upper):
+    # NumPy's eigh: LAPACK's syevd on the lower or the upper triangle of a. Numba's eigh
+    # reads the lower one only, and the two routines' eigenvectors differ (signs, rounding),
+    # so the upper one is called directly (lapack_syevd: jittape.externals.LAPACK).
+    nn = a.shape[0]
+    f = a.T.copy()  # C order of a.T: a in Fortran order; overwritten by V (Fortran order)
+    w = np.empty(nn)
+    if nn and lapack_syevd(100, 86, 85 if upper else 76, nn, f.ctypes, nn, w.ctypes):  # noqa
+        raise np.linalg.LinAlgError("Eigenvalues did not converge")  # 'd', 'V', 'U'/'L'
+    return w, f.T
 
 
 def eigh_forward(val, o, n, ia, ib, k, c, pool, off):
-    # value: the nn eigenvalues (ascending), then the eigenvectors V (nn x nn, C order)
+    # value: the eigenvalues of every matrix (ascending), then every V (nn x nn, C order);
+    # pool[k + 1] == 1: NumPy's routine for the upper triangle (UPLO='U')
     nn = pool[k]
-    w, v = np.linalg.eigh(square(val, ia, nn))
-    val[o:o + nn] = w
-    val[o + nn:o + nn + nn * nn] = np.ascontiguousarray(v).ravel()
+    nb = stack_count(n, nn + nn * nn)
+    for q in range(nb):
+        w, v = eigh_lapack(square(val, ia + q * nn * nn, nn), pool[k + 1] == 1)
+        val[o + q * nn:o + q * nn + nn] = w
+        s = o + nb * nn + q * nn * nn
+        val[s:s + nn * nn] = np.ascontiguousarray(v).ravel()
 
 
 def eigh_gaps(w, inner, diag):
@@ -217,21 +266,27 @@ def eigh_gaps(w, inner, diag):
 
 def eigh_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
     nn = pool[k]  # wdot_i = v_i^T S v_i; Vdot = V (F o (V^T S V)), S = sym(Adot)
-    w = val[o:o + nn]
-    v = np.ascontiguousarray(val[o + nn:o + nn + nn * nn].reshape((nn, nn)))
-    vs = np.ascontiguousarray(v.T) @ sym(np.ascontiguousarray(square(dot, ia, nn))) @ v
-    wd = np.diag(vs).copy()
-    dot[o:o + nn] = wd
-    dot[o + nn:o + nn + nn * nn] = (v @ eigh_gaps(w, vs, np.zeros(nn))).ravel()
+    nb = stack_count(n, nn + nn * nn)
+    for q in range(nb):
+        ow, ov = o + q * nn, o + nb * nn + q * nn * nn
+        w = val[ow:ow + nn]
+        v = np.ascontiguousarray(square(val, ov, nn))
+        vs = np.ascontiguousarray(v.T) @ sym(
+            np.ascontiguousarray(square(dot, ia + q * nn * nn, nn))) @ v
+        dot[ow:ow + nn] = np.diag(vs).copy()
+        dot[ov:ov + nn * nn] = (v @ eigh_gaps(w, vs, np.zeros(nn))).ravel()
 
 
 def eigh_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
     nn = pool[k]  # Abar += sym(V (diag(wbar) + F o (V^T Vbar)) V^T)
-    w = val[o:o + nn]
-    v = np.ascontiguousarray(val[o + nn:o + nn + nn * nn].reshape((nn, nn)))
-    vbar = np.ascontiguousarray(adj[o + nn:o + nn + nn * nn].reshape((nn, nn)))
-    inner = eigh_gaps(w, np.ascontiguousarray(v.T) @ vbar, adj[o:o + nn].copy())
-    adj[ia:ia + nn * nn] += sym(v @ inner @ np.ascontiguousarray(v.T)).ravel()
+    nb = stack_count(n, nn + nn * nn)
+    for q in range(nb):
+        ow, ov, s = o + q * nn, o + nb * nn + q * nn * nn, ia + q * nn * nn
+        w = val[ow:ow + nn]
+        v = np.ascontiguousarray(square(val, ov, nn))
+        vbar = np.ascontiguousarray(square(adj, ov, nn))
+        inner = eigh_gaps(w, np.ascontiguousarray(v.T) @ vbar, adj[ow:ow + nn].copy())
+        adj[s:s + nn * nn] += sym(v @ inner @ np.ascontiguousarray(v.T)).ravel()
 
 
 def matmul_check(t, i, n, sa, sb):
@@ -244,21 +299,43 @@ def matmul_check(t, i, n, sa, sb):
     return None
 
 
-def matrix_check(result_size, uses_b=False):
-    """A check that the (nn, nn) operand, the right side (nn, m) and the result fit."""
+def matrix_check(result_size, uses_b=False, operand_size=lambda nn, m: nn * nn):
+    """A check that a stack of (nn, nn) operands (``operand_size`` elements each), of right
+    sides (nn, m) and the result fit: the record's size is a whole number of results, one
+    per matrix of the stack."""
     def check(t, i, n, sa, sb):
         lay = pool_at(t, int(t.k[i]), 2)
         if lay is None:
             return "pool offset out of range"
         nn, m = lay
-        if nn < 0 or m < 0 or sa != nn * nn or n != result_size(nn, m) or \
-                (uses_b and sb != nn * m):
+        per = result_size(nn, m) if nn >= 0 and m >= 0 else -1
+        if per < 0 or (per == 0 and n != 0) or (per > 0 and n % per):
+            return "matrix sizes do not match the record"
+        nb = n // per if per else 0
+        if sa != nb * operand_size(nn, m) or (uses_b and sb != nb * nn * m):
             return "matrix sizes do not match the record"
         return None
     return check
 
 
-_SQ = Spec(shapes=(((3, 3),),))
+def _eye(x):
+    return np.eye(x.shape[-1])
+
+
+def _sym(x):
+    return x + np.swapaxes(x, -1, -2)
+
+
+# the generic checker's cases for stacks (tests/test_ops.py adds the single-matrix ones)
+_STACKS = (((2, 3, 3),), ((2, 1, 2, 2),))
+_INV = Spec(shapes=_STACKS, fn=lambda x: np.linalg.inv(x + 3 * _eye(x)))
+_SOLVE = Spec(shapes=(((2, 3, 3), (3,)), ((2, 3, 3), (2, 3, 2)), ((2, 1, 3, 3), (3, 3, 1))),
+              fn=lambda a, b: np.linalg.solve(a + 3 * _eye(a), b))
+_DET = Spec(shapes=_STACKS, fn=lambda x: np.linalg.det(x + 2 * _eye(x)))
+_CHOL = Spec(shapes=_STACKS, fn=lambda x: np.linalg.cholesky(x @ np.swapaxes(x, -1, -2) +
+                                                             _eye(x)))
+_EIGH = Spec(shapes=_STACKS, fn=lambda x: np.linalg.eigh(
+    _sym(x) + np.diag(3.0 * np.arange(x.shape[-1])))[1] ** 2)
 
 MATMUL = structured("matmul", [np.matmul, np.dot],
                     "Z = X @ Y; Zdot = Xdot Y + X Ydot; Xbar += Zbar Y^T; Ybar += X^T Zbar",
@@ -268,22 +345,22 @@ MATMUL = structured("matmul", [np.matmul, np.dot],
 LINALG_OPS = [
     structured("inv", [np.linalg.inv], "Y = A^-1; Ydot = -Y Adot Y; Abar += -Y^T Ybar Y^T",
                inv_forward, inv_tangent, inv_reverse,
-               check=matrix_check(lambda nn, m: nn * nn), spec=_SQ),
+               check=matrix_check(lambda nn, m: nn * nn), spec=_INV),
     structured("solve", [np.linalg.solve],
                "X = A^-1 B; Xdot = A^-1 (Bdot - Adot X); Bbar += A^-T Xbar; Abar += -Bbar X^T",
                solve_forward, solve_tangent, solve_reverse, arity=2,
-               check=matrix_check(lambda nn, m: nn * m, True), spec=_SQ),
+               check=matrix_check(lambda nn, m: nn * m, True), spec=_SOLVE),
     structured("slogdet", [np.linalg.slogdet, np.linalg.det],
                "(s, l) = (sign, log|det A|); ldot = tr(A^-1 Adot); Abar += lbar A^-T; "
                "det = s e^l", slogdet_forward, slogdet_tangent, slogdet_reverse,
-               check=matrix_check(lambda nn, m: 2), spec=_SQ),
+               check=matrix_check(lambda nn, m: 2), spec=_DET),
     structured("cholesky", [np.linalg.cholesky],
                "Ldot = L Phi(L^-1 Adot L^-T); Abar += sym(L^-T Phi(L^T Lbar) L^-1), Phi = "
                "lower triangle, half diagonal (Murray 2016)", cholesky_forward,
                cholesky_tangent, cholesky_reverse, check=matrix_check(lambda nn, m: nn * nn),
-               spec=_SQ),
+               spec=_CHOL),
     structured("eigh", [np.linalg.eigh, np.linalg.eigvalsh],
                "wdot = diag(V^T Adot V); Abar += sym(V (diag(wbar) + F o (V^T Vbar)) V^T), "
                "F_ij = 1/(w_j - w_i)", eigh_forward, eigh_tangent, eigh_reverse,
-               check=matrix_check(lambda nn, m: nn + nn * nn), spec=_SQ),
+               check=matrix_check(lambda nn, m: nn + nn * nn), spec=_EIGH),
 ]

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .codegen import sweep_source
+from .externals import LAPACK
 from .ops import OPS
 
 #: A tape runs interpreted while its sweep compiles if it has at most this many values...
@@ -105,23 +106,29 @@ def snapshot(args):
 
 
 def interpreted(codes, what):
-    """The interpreted sweep ``what`` for the op set ``codes``."""
-    module = _interpreted.get(codes)
-    if module is None:
+    """The interpreted sweep ``what`` for the op set ``codes``, or None if its rules call
+    LAPACK drivers by symbol (:data:`jittape.externals.LAPACK`: machine code only)."""
+    if codes not in _interpreted:
         source = sweep_source([OPS[c] for c in sorted(codes)], cache=False, python=True)
-        module = types.ModuleType("jittape_sweeps_interpreted")
-        exec(compile(source, "<jittape interpreted sweeps>", "exec"), module.__dict__)
+        module = None
+        if not any(name in source for name in LAPACK):
+            module = types.ModuleType("jittape_sweeps_interpreted")
+            exec(compile(source, "<jittape interpreted sweeps>", "exec"), module.__dict__)
         _interpreted[codes] = module
-    return getattr(module, what)
+    module = _interpreted[codes]
+    return None if module is None else getattr(module, what)
 
 
 def run(codes, what, args):
     """``(True, result)`` of the interpreted sweep, or ``(False, None)`` with its output
     buffer as it was if it raised (the caller then runs the compiled sweep)."""
+    fn = interpreted(codes, what)
+    if fn is None:
+        return False, None
     saved = [(args[i], args[i].copy()) for i in _OUTPUT[what]]
     try:
         with np.errstate(all="ignore"):
-            return True, interpreted(codes, what)(*args)
+            return True, fn(*args)
     except Exception:  # noqa: BLE001 (math domain and overflow errors: Numba gives nan/inf)
         for out, was in saved:
             out[...] = was

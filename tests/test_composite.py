@@ -238,6 +238,12 @@ STAT_CASES = [
     case("norm-mat-1-axes", lambda x: np.linalg.norm(x, 1, axis=(2, 1)), A(2, 3, 4)),
     case("norm-mat-inf-axes", lambda x: np.linalg.norm(x, np.inf, axis=(-1, 0),
                                                        keepdims=True), A(2, 3, 4)),
+    case("norm-mat-2", lambda x: np.linalg.norm(x, 2), A(3, 4)),
+    case("norm-mat-neg2", lambda x: np.linalg.norm(x, -2), A(4, 3)),
+    case("norm-nuc", lambda x: np.linalg.norm(x, "nuc"), A(3, 4)),
+    case("norm-nuc-axes", lambda x: np.linalg.norm(x, "nuc", axis=(2, 0), keepdims=True),
+         A(3, 2, 4)),
+    case("norm-2-axes", lambda x: np.linalg.norm(x, 2, axis=(1, 2)), A(2, 3, 4)),
 ]
 
 LINALG_CASES = [
@@ -582,10 +588,6 @@ UNSUPPORTED = [
     ("pad-active-constant", lambda x: np.pad(x, 1, constant_values=x[0]),
      r"np\.pad.*constant_values"),
     ("pad-active-width", lambda x: np.pad(x, x[0]), r"np\.pad: argument 'pad_width'"),
-    ("norm-2-matrix", lambda x: np.linalg.norm(x.reshape(2, 2), 2), r"np\.linalg\.norm.*ord=2"),
-    ("norm-neg2-matrix", lambda x: np.linalg.norm(x.reshape(2, 2), -2),
-     r"np\.linalg\.norm.*ord=-2"),
-    ("norm-nuc", lambda x: np.linalg.norm(x.reshape(2, 2), "nuc"), r"np\.linalg\.norm.*'nuc'"),
     ("norm-active-ord", lambda x: np.linalg.norm(x, x[0]), r"np\.linalg\.norm: argument 'ord'"),
     ("einsum-out", lambda x: np.einsum("i->i", x, out=np.zeros(4)), r"np\.einsum.*out="),
     ("einsum-dtype", lambda x: np.einsum("i->", x, dtype=np.float32), r"np\.einsum.*dtype"),

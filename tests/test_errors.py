@@ -89,8 +89,8 @@ def test_function_without_rule_is_named():
 
 
 def test_linalg_function_without_rule_is_named_with_its_module():
-    with pytest.raises(NotDifferentiableError, match=r"numpy\.linalg\.qr"):
-        jittape.grad(lambda x: np.sum(np.linalg.qr(x.reshape(2, 2))[0]))(np.arange(1.0, 5.0))
+    with pytest.raises(NotDifferentiableError, match=r"numpy\.linalg\.eig\b"):
+        jittape.grad(lambda x: np.sum(np.linalg.eig(x.reshape(2, 2))[0]))(np.arange(1.0, 5.0))
 
 
 def test_ufunc_method_is_refused():
@@ -190,12 +190,7 @@ def test_scalar_records_cost_the_documented_bytes():
     assert t.nbytes == t.n_records * BYTES_PER_SCALAR_RECORD + 8
 
 
-A = np.array([[2.0, 0.5], [0.5, 1.0]])
-
-
 @pytest.mark.parametrize("f, match", [
-    (lambda x: np.sum(np.linalg.inv(np.stack([x.reshape(2, 2) + A] * 2))), "stack of matrices"),
-    (lambda x: np.sum(np.linalg.solve(x.reshape(2, 2) + 3 * A, np.ones((2, 2, 2)))), "stacked"),
     (lambda x: __import__("scipy.special").special.logsumexp(x, return_sign=True)[0],
      "return_sign"),
     (lambda x: np.sum(np.sort(x, order="a")), "order"),
