@@ -11,6 +11,7 @@ the derivative of the routine applied to the symmetric matrix its input stands f
 
 import numpy as np
 
+from . import rules_patterns as P
 from .optable import Spec, pool_at, structured
 
 
@@ -243,7 +244,7 @@ _SQ = Spec(shapes=(((3, 3),),))
 MATMUL = structured("matmul", [np.matmul, np.dot],
                     "Z = X @ Y; Zdot = Xdot Y + X Ydot; Xbar += Zbar Y^T; Ybar += X^T Zbar",
                     matmul_forward, matmul_tangent, matmul_reverse, arity=2,
-                    check=matmul_check)
+                    check=matmul_check, pattern=P.matmul_pattern)
 
 LINALG_OPS = [
     structured("inv", [np.linalg.inv], "Y = A^-1; Ydot = -Y Adot Y; Abar += -Y^T Ybar Y^T",
