@@ -108,8 +108,9 @@ def sparse_jacobian_matrix(tape, val, pattern, colors):
     out = slice(int(t.off[tape.out_id]), int(t.off[tape.out_id + 1]))
     ncolors = int(colors.max()) + 1
     compressed = np.empty((m, ncolors))
+    dot = np.empty_like(val)  # one buffer: a fresh one per sweep costs page faults
     for c in range(ncolors):
-        dot = np.zeros_like(val)
+        dot.fill(0.0)
         dot[at[colors == c]] = 1.0
         sw.tangent_sweep(*t.columns, val, dot)
         compressed[:, c] = dot[out]
