@@ -11,7 +11,7 @@ from .errors import (ActiveConversionError, GuardFailure, JittapeError, NonScala
 from .optimize import least_squares, minimize
 from .replay import Tape, load, record
 from .taped_function import ReplayStats, TapedFunction, taped
-from .transforms import jacobian, jvp, vjp
+from .transforms import jacobian, jvp, sparse_jacobian, vjp
 from .second_order import hessian, hvp
 from .jitcache import set_quiet
 from .tiers import set_background, wait_compiled
@@ -27,7 +27,7 @@ _scipy_functions.install()  # and scipy.signal, scipy.linalg
 __version__ = "0.1.0"
 
 
-__all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "hvp", "hessian", "set_quiet", "set_background", "wait_compiled",
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "sparse_jacobian", "hvp", "hessian", "set_quiet", "set_background", "wait_compiled",
            "logsumexp", "record", "taped", "minimize", "least_squares", "load",
            "Tape", "TapedFunction", "ReplayStats", "primal", "stop_gradient",
            "ActiveConversionError", "GuardFailure", "JittapeError", "NonScalarOutputError",

@@ -35,8 +35,8 @@ import numpy as np
 
 from . import jitcache
 from .codegen import HEADER, helper_source, rule_roots
-from .ops import OPS, codes
-from .optable import LEAF, UNARY
+from .ops import OPS, codes, operands
+from .optable import UNARY
 
 
 def _codes(pred):
@@ -91,18 +91,7 @@ class _Gen:
 
     # --- structure ---
     def _operands(self, i):
-        t, op = self.t, OPS[int(self.t.op[i])]
-        if op.kind == LEAF:
-            return []
-        if op.arity < 0:  # n-ary: (record, width) pairs in the pool after nparts, outer
-            p = int(t.k[i])
-            return [int(t.pool[p + 2 + 2 * q]) for q in range(int(t.pool[p]))]
-        ops = [int(t.a[i])]
-        if t.b[i] >= 0:
-            ops.append(int(t.b[i]))
-        if op.arity == 3:  # select, ternary: the third operand's id in k
-            ops.append(int(t.k[i]))
-        return ops
+        return operands(self.t, i)
 
     def _is_member(self, i, n, cur=()):
         opc = int(self.t.op[i])

@@ -107,3 +107,30 @@ def jacobian_matrix(tape, val, mode="auto"):
         sw.reverse_sweep(*t.columns, val, adj, tape.out_id)
         jac[r] = np.concatenate([adj[lo:hi] for lo, hi in spans])
     return jac
+
+
+def sparse_jacobian_matrix(tape, val, pattern, colors):
+    """The ``(m, n)`` Jacobian as a ``scipy.sparse`` CSR float64 array with the nonzeros of
+    ``pattern`` (:func:`jittape.sparsity.jacobian_sparsity`), from one tangent sweep per
+    color of ``colors`` (:func:`jittape.coloring.color_columns`): the seed of a color is the
+    sum of its columns' unit vectors, and entry ``(i, j)`` is row ``i`` of the sweep of
+    ``j``'s color (Curtis, Powell & Reid 1974). Values ``val`` already computed."""
+    import scipy.sparse as sp
+    t = tape.arrays
+    n, m = _in_out_sizes(tape)
+    if tape.out_id < 0 or pattern.nnz == 0:
+        return sp.csr_array((m, n), dtype=np.float64)
+    sw = for_tape(t)
+    at = np.concatenate([np.arange(t.off[i], t.off[i + 1]) for i in t.inputs])
+    out = slice(int(t.off[tape.out_id]), int(t.off[tape.out_id + 1]))
+    ncolors = int(colors.max()) + 1
+    compressed = np.empty((m, ncolors))
+    dot = np.empty_like(val)  # one buffer: a fresh one per sweep costs page faults
+    for c in range(ncolors):
+        dot.fill(0.0)
+        dot[at[colors == c]] = 1.0
+        sw.tangent_sweep(*t.columns, val, dot)
+        compressed[:, c] = dot[out]
+    rows = np.repeat(np.arange(m), np.diff(pattern.indptr))
+    data = compressed[rows, colors[pattern.indices]]
+    return sp.csr_array((data, pattern.indices.copy(), pattern.indptr.copy()), shape=(m, n))

@@ -65,6 +65,24 @@ for _op in _ENTRIES:
 del _op
 
 
+def operands(t, i):
+    """The record ids that record ``i`` of the tape arrays ``t`` reads, in operand order:
+    ``a`` (and ``b``), a select's or ternary op's third operand (its id in ``k``), or an
+    n-ary record's parts (``(record, width)`` pairs in the pool after ``nparts, outer``)."""
+    op = OPS[int(t.op[i])]
+    if op.kind == LEAF:
+        return []
+    if op.arity < 0:
+        p = int(t.k[i])
+        return [int(t.pool[p + 2 + 2 * q]) for q in range(int(t.pool[p]))]
+    ids = [int(t.a[i])]
+    if t.b[i] >= 0:
+        ids.append(int(t.b[i]))
+    if op.arity == 3:
+        ids.append(int(t.k[i]))
+    return ids
+
+
 def is_leaf(code):
     return OPS[code].kind == LEAF
 

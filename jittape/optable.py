@@ -48,6 +48,17 @@ side by side, plain Python functions that the generator copies into the sweep so
   operands' adjoints: the transpose of the tangent map. ``ca``/``cb`` say that operand
   ``a``/``b`` is a constant leaf whose adjoint nobody reads (work may be skipped).
 
+A structured op may also give a ``pattern`` rule, a plain Python function (not compiled)
+``pattern(n, sizes, k, pool, consts)`` for the Jacobian sparsity pattern
+(:mod:`jittape.sparsity`): ``n`` is the record's size, ``sizes`` its operands' sizes (in
+the order of :func:`jittape.ops.operands`), ``k`` its integer immediate, ``pool`` the tape's
+pool, ``consts`` per operand its value (a flat float64 array) when that value does not
+depend on the inputs, else None. It returns one entry per operand: ``(rows, cols)``
+integer arrays listing the pairs (result element, operand element) whose partial
+derivative may be nonzero at some input, or None for no dependence. It must never miss a
+pair (a missing pair is a silently wrong sparse Jacobian); an op without a rule is treated
+as dense (every result element depends on every element of every operand).
+
 ``o``/``n`` locate the record's value, ``ia``/``ib`` its operands' values (0 when absent),
 ``k`` and ``c`` are its immediates and ``off`` maps record ids to value offsets (for
 n-ary records whose operands are listed in ``pool``).
@@ -111,6 +122,8 @@ class Op:
         kernel read out of bounds, or None.
     spec : Spec
         Domain and shapes for the generic rule checker.
+    pattern : callable or None
+        Structured ops: the Jacobian sparsity rule (see the module docstring); None: dense.
     args : tuple of str
         Elementwise ops: the names of the function's arguments, in order (the operands
         ``x``, ``y``, ``q``), for error messages and docs.
@@ -156,6 +169,7 @@ class Op:
     second: object = None
     undefined: str = None
     code: int = -1
+    pattern: object = None
 
     @property
     def arity(self):
@@ -205,11 +219,11 @@ def elementwise(name, kind, numpy, value, partials, doc, scalar=None, uses_c=Fal
 
 
 def structured(name, numpy, doc, forward, tangent=None, reverse=None, arity=1, checks=False,
-               fusion=None, check=None, spec=None, second=None, undefined=None):
+               fusion=None, check=None, spec=None, second=None, undefined=None, pattern=None):
     """A structured entry: kernels written side by side (see the module docstring)."""
     return Op(name, STRUCTURED, tuple(numpy), doc, forward=forward, tangent=tangent,
               reverse=reverse, checks=checks, fusion=fusion, check=check, spec=spec or Spec(),
-              second=second, undefined=undefined, _arity=arity)
+              second=second, undefined=undefined, _arity=arity, pattern=pattern)
 
 
 def pool_at(t, k, count):

@@ -73,16 +73,41 @@ def minimize(fun, x0, args=(), method=None, *, jac=None, constraints=(), **kwarg
     return res
 
 
-def least_squares(fun, x0, args=(), *, jac=None, **kwargs):
+SPARSE_DENSITY, SPARSE_MIN_N = 0.1, 100  # jac_sparsity="auto": sparse below, above
+
+
+def _sparse_wanted(tf, x0, args, jac_sparsity, kwargs):
+    """Whether least_squares hands SciPy sparse Jacobians (see :func:`least_squares`)."""
+    if not (jac_sparsity is True or jac_sparsity is False or (isinstance(jac_sparsity, str)
+                                                             and jac_sparsity == "auto")):
+        raise ValueError(f"jac_sparsity must be 'auto', True or False, not {jac_sparsity!r} "
+                         f"(jittape finds the pattern itself)")
+    if jac_sparsity is False:
+        return False
+    if kwargs.get("method", "trf") == "lm" or kwargs.get("tr_solver") == "exact":
+        if jac_sparsity is True:
+            raise ValueError("sparse Jacobians need method 'trf' or 'dogbox' with "
+                             "tr_solver 'lsmr' (SciPy's rule)")
+        return False
+    if jac_sparsity is True:
+        return True
+    pattern = tf.jacobian_sparsity(x0, *args)
+    m, n = pattern.shape
+    return n > SPARSE_MIN_N and pattern.nnz < SPARSE_DENSITY * m * n
+
+
+def least_squares(fun, x0, args=(), *, jac=None, jac_sparsity="auto", **kwargs):
     """``scipy.optimize.least_squares`` with the exact Jacobian of the residuals from a
-    replayed tape.
+    replayed tape, sparse for large sparse problems.
 
     ``fun(x, *args)`` returns the residual vector; it is recorded on the first call and
     replayed natively afterwards (re-recorded when a guard fails; :func:`jittape.taped`).
-    Its Jacobian ``J(x)``, shape ``(m, n)``, comes from the same tape: ``n`` tangent sweeps
-    or ``m`` reverse sweeps, whichever are fewer (Griewank & Walther, "Evaluating
-    Derivatives", sec. 3.3). Every other keyword (``method``, ``bounds``, ``loss``,
-    ``x_scale``, ...) goes to SciPy unchanged.
+    Its Jacobian ``J(x)``, shape ``(m, n)``, comes from the same tape: dense from ``n``
+    tangent sweeps or ``m`` reverse sweeps, whichever are fewer (Griewank & Walther,
+    "Evaluating Derivatives", sec. 3.3), or sparse (``scipy.sparse`` CSR) from one tangent
+    sweep per color of the pattern's column coloring (:meth:`jittape.Tape.sparse_jacobian`),
+    with SciPy's ``tr_solver='lsmr'`` (the default then). Every other keyword (``method``,
+    ``bounds``, ``loss``, ``x_scale``, ...) goes to SciPy unchanged.
 
     Parameters
     ----------
@@ -92,23 +117,33 @@ def least_squares(fun, x0, args=(), *, jac=None, **kwargs):
     x0 : array_like, shape (n,)
     args : tuple
         Extra arguments of ``fun``: constants of the tape (a change re-records).
+    jac_sparsity : "auto", True or False
+        Sparse Jacobians: ``"auto"`` when the pattern at ``x0`` has a density below 10%
+        and ``n > 100`` (and the method allows them: not ``'lm'``, not
+        ``tr_solver='exact'``), ``True`` always, ``False`` never.
 
     Returns
     -------
     scipy.optimize.OptimizeResult
-        SciPy's result (``jac`` is the exact Jacobian at the solution);
+        SciPy's result (``jac`` is the exact Jacobian at the solution, CSR when sparse);
         ``result.replay_stats`` holds the :class:`jittape.ReplayStats` of the residuals.
 
     Raises
     ------
     ValueError
-        If ``jac`` is given: the Jacobian is jittape's to supply.
+        If ``jac`` is given (the Jacobian is jittape's to supply), ``jac_sparsity`` is
+        not one of the above, or ``True`` with ``method='lm'`` or ``tr_solver='exact'``.
     """
     import scipy.optimize as so
 
     _refuse_user_derivative("least_squares", "Jacobian", jac)
     tf = taped(fun)
-    res = so.least_squares(tf, np.asarray(x0, dtype=np.float64), jac=tf.jacobian, args=args,
-                           **kwargs)
+    x0 = np.asarray(x0, dtype=np.float64)
+    if _sparse_wanted(tf, x0, args, jac_sparsity, kwargs):
+        kwargs.setdefault("tr_solver", "lsmr")
+        jac = tf.sparse_jacobian
+    else:
+        jac = tf.jacobian
+    res = so.least_squares(tf, x0, jac=jac, args=args, **kwargs)
     res.replay_stats = tf.stats
     return res

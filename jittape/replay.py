@@ -324,13 +324,39 @@ class Tape:
         Walther sec. 3.3).
         """
         from . import jacobians
-        if not self.single or self.treedefs is not None:
-            raise TypeError("jacobian() is for tapes of one differentiated argument, a float "
-                            "or an array (not a tuple, list or dict)")
+        self._require_single("jacobian")
         val = self._forward(xs) if _val is None else _val
         t = self.arrays
         jac = jacobians.jacobian_matrix(self, val, mode)
         return jac.reshape(self.out_shape + t.shape(t.inputs[0]))
+
+    def _require_single(self, name):
+        if not self.single or self.treedefs is not None:
+            raise TypeError(f"{name}() is for tapes of one differentiated argument, a float "
+                            f"or an array (not a tuple, list or dict)")
+
+    def jacobian_sparsity(self):
+        """The Jacobian's sparsity pattern of a single-input tape: a ``scipy.sparse`` CSR
+        boolean array of shape ``(m, n)`` (output elements x input elements, both
+        flattened), True where an output element may depend on an input element. Index
+        sets propagated over the records (:mod:`jittape.sparsity`), once per tape; valid
+        wherever the tape replays (its guards hold). Do not modify the returned array."""
+        from . import sparsity
+        self._require_single("jacobian_sparsity")
+        return sparsity.jacobian_sparsity(self)
+
+    def sparse_jacobian(self, *xs, _val=None):
+        """The Jacobian of a single-input tape at ``xs`` as a ``scipy.sparse`` CSR float64
+        array of shape ``(m, n)`` (flattened output x flattened input), with the nonzeros
+        of :meth:`jacobian_sparsity`: one forward sweep, then one tangent sweep per color of
+        a column coloring of the pattern (:mod:`jittape.coloring`), both computed once per
+        tape. Raises as :meth:`jacobian` (``TypeError`` for several or structured inputs,
+        :class:`GuardFailure`, ``ValueError`` for a wrong shape)."""
+        from . import jacobians, sparsity
+        self._require_single("sparse_jacobian")
+        val = self._forward(xs) if _val is None else _val
+        pattern, colors = sparsity.jacobian_coloring(self)
+        return jacobians.sparse_jacobian_matrix(self, val, pattern, colors)
 
     # --- inspection and storage ---
     def format(self, with_adjoints=True):

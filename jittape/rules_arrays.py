@@ -8,6 +8,7 @@ transpose of the tangent map. Kernel signatures and argument meanings are explai
 
 import numpy as np
 
+from . import rules_patterns as P
 from .optable import Spec, pool_at, structured
 
 
@@ -405,28 +406,35 @@ _NONE = "no derivative (integer result); guarded when used"
 INDEXING_OPS = [
     structured("slice", [], "z = x[k:k+n] (contiguous indexing); xbar[k:k+n] += zbar",
                slice_forward, slice_tangent, slice_reverse, fusion="slice", check=slice_check,
-               second="linear"),
+               second="linear",
+               pattern=P.slice_pattern),
     structured("gather", [np.broadcast_to, np.transpose],
                "z = x[idx] (indexing, transpose, broadcasting); xbar[idx] += zbar "
                "(scatter-add)", gather_forward, gather_tangent, gather_reverse,
-               fusion="gather", check=gather_check, second="linear"),
+               fusion="gather", check=gather_check, second="linear",
+               pattern=P.gather_pattern),
     structured("concat", [np.concatenate, np.stack], "each part's xbar += its block of zbar",
                concat_forward, concat_tangent, concat_reverse, arity=-1, check=concat_check,
-               second="linear"),
+               second="linear",
+               pattern=P.concat_pattern),
 ]
 
 REDUCTION_OPS = [
     structured("sum", [np.sum, np.mean], "xbar[r, t, q] += zbar[r, q]", sum_forward,
                sum_tangent, sum_reverse, fusion="sum", check=layout_check(True, 0),
-               second="linear"),
+               second="linear",
+               pattern=P.reduction_pattern),
     structured("prod", [np.prod], "xbar += zbar * prod of the other factors (exact with zeros)",
-               prod_forward, prod_tangent, prod_reverse, check=layout_check(True, 0)),
+               prod_forward, prod_tangent, prod_reverse, check=layout_check(True, 0),
+               pattern=P.reduction_pattern),
     structured("max", [np.max, np.amax], "the maximal elements share zbar evenly",
                max_forward, extremum_tangent, extremum_reverse, check=layout_check(False, 0),
-               second="linear"),
+               second="linear",
+               pattern=P.reduction_pattern),
     structured("min", [np.min, np.amin], "the minimal elements share zbar evenly",
                min_forward, extremum_tangent, extremum_reverse, check=layout_check(False, 0),
-               second="linear"),
+               second="linear",
+               pattern=P.reduction_pattern),
 ]
 
 CONTROL_OPS = [
@@ -440,12 +448,14 @@ CONTROL_OPS = [
 SCAN_OPS = [
     structured("cumsum", [np.cumsum], "xbar[t] += sum_{s >= t} zbar[s] (a reversed cumsum)",
                cumsum_forward, cumsum_tangent, cumsum_reverse, check=layout_check(True),
-               second="linear"),
+               second="linear",
+               pattern=P.scan_pattern),
     structured("cumprod", [np.cumprod],
                "xbar[t] += z[t-1] R[t], R[t] = zbar[t] + x[t+1] R[t+1] (exact with zeros)",
                cumprod_forward, cumprod_tangent, cumprod_reverse, check=layout_check(True),
-               spec=Spec(lo=0.5)),
+               spec=Spec(lo=0.5), pattern=P.scan_pattern),
     structured("sort", [np.sort], "z = x[perm]; xbar[perm] += zbar (the adjoint follows the "
                "permutation, recomputed on replay)", sort_forward, sort_tangent, sort_reverse,
-               check=sort_check, second="linear"),
+               check=sort_check, second="linear",
+               pattern=P.sort_pattern),
 ]

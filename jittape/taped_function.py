@@ -152,6 +152,14 @@ class TapedFunction:
         """Jacobian of an array-valued ``f`` w.r.t. its (single) differentiated argument."""
         return self._run(args, kwargs, lambda t, xs, val: t.jacobian(*xs, _val=val))
 
+    def sparse_jacobian(self, *args, **kwargs):
+        """:meth:`jacobian` as a ``scipy.sparse`` CSR array (:meth:`Tape.sparse_jacobian`)."""
+        return self._run(args, kwargs, lambda t, xs, val: t.sparse_jacobian(*xs, _val=val))
+
+    def jacobian_sparsity(self, *args, **kwargs):
+        """The pattern of the tape for these arguments (:meth:`Tape.jacobian_sparsity`)."""
+        return self._run(args, kwargs, lambda t, xs, val: t.jacobian_sparsity())
+
     def __call__(self, *args, **kwargs):
         return self._run(args, kwargs,
                          lambda t, xs, val: t.value(*xs) if val is None else t._output(val))

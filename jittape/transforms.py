@@ -162,3 +162,24 @@ def jacobian(f, argnums=0, mode="auto"):
         tape = record(f, *args, argnums=argnums, **kwargs)
         return tape.jacobian(mode=mode, _val=tape.arrays.val)
     return jac_f
+
+
+def sparse_jacobian(f, argnums=0):
+    """Return ``J(*args)``: the Jacobian of an array-valued ``f`` w.r.t. one argument as a
+    ``scipy.sparse`` CSR float64 array of shape ``(f(x).size, x.size)`` (both flattened).
+
+    Records ``f`` once at the given arguments, propagates the sparsity pattern over the
+    tape, colors its columns and runs one tangent sweep per color
+    (:meth:`jittape.Tape.sparse_jacobian`): a banded Jacobian costs a few sweeps, not
+    ``x.size``. To evaluate at many points, record once (:func:`jittape.record`) and call
+    the tape's ``sparse_jacobian``, which keeps the pattern and the coloring.
+
+    Raises
+    ------
+    TypeError
+        ``argnums`` selects several arguments, or a structured one.
+    """
+    def jac_f(*args, **kwargs):
+        tape = record(f, *args, argnums=argnums, **kwargs)
+        return tape.sparse_jacobian(_val=tape.arrays.val)
+    return jac_f
