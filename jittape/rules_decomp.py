@@ -170,20 +170,30 @@ def svd_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
         adj[ia + q * m * nc:ia + (q + 1) * m * nc] += abar.ravel()
 
 
-def svd_check(t, i, n, sa, sb):
+def _stack_check(t, i, n, sa, name, per_matrix):
+    """A loaded decomposition record's layout (pool: m, n, flags) against its sizes: the
+    record holds whole results of ``per_matrix(m, nc, flags)`` values, one per matrix."""
     lay = pool_at(t, int(t.k[i]), 3)
     if lay is None:
         return "pool offset out of range"
     m, nc, flags = lay
     if min(lay) < 0 or flags > 3:
-        return "svd layout out of range"
-    kk = min(m, nc)
-    ku, kv = (m, nc) if flags & 2 else (kk, kk)
-    per = kk + (m * ku + kv * nc if flags & 1 else 0)
+        return f"{name} layout out of range"
+    per = per_matrix(m, nc, flags)
     nb = n // per if per else 0
     if (per == 0 and n) or (per and n % per) or sa != nb * m * nc:
-        return "svd sizes do not match the record"
+        return f"{name} sizes do not match the record"
     return None
+
+
+def _svd_size(m, nc, flags):
+    kk = min(m, nc)
+    ku, kv = (m, nc) if flags & 2 else (kk, kk)
+    return kk + (m * ku + kv * nc if flags & 1 else 0)
+
+
+def svd_check(t, i, n, sa, sb):
+    return _stack_check(t, i, n, sa, "svd", _svd_size)
 
 
 # --- qr: pool[k:] = m, n, flags (1: Q, 2: complete Q of a tall matrix) -------------------
@@ -299,19 +309,13 @@ def qr_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
         adj[ia + q * m * nc:ia + (q + 1) * m * nc] += abar.ravel()
 
 
-def qr_check(t, i, n, sa, sb):
-    lay = pool_at(t, int(t.k[i]), 3)
-    if lay is None:
-        return "pool offset out of range"
-    m, nc, flags = lay
-    if min(lay) < 0 or flags > 3:
-        return "qr layout out of range"
+def _qr_size(m, nc, flags):
     kq = m if flags & 2 else min(m, nc)
-    per = (m * kq if flags & 1 else 0) + kq * nc
-    nb = n // per if per else 0
-    if (per == 0 and n) or (per and n % per) or sa != nb * m * nc:
-        return "qr sizes do not match the record"
-    return None
+    return (m * kq if flags & 1 else 0) + kq * nc
+
+
+def qr_check(t, i, n, sa, sb):
+    return _stack_check(t, i, n, sa, "qr", _qr_size)
 
 
 QR_UNDEFINED = ("np.linalg.qr(mode='complete') of a tall matrix: a derivative of the last "
