@@ -14,6 +14,7 @@ from .objects import from_objects
 from .errors import NonScalarOutputError, NotDifferentiableError
 from . import scipy_special as _scipy_special
 from . import scipy_stats as _scipy_stats
+from . import scipy_linalg as _scipy_linalg
 from .tape import Recorder
 
 
@@ -189,6 +190,7 @@ def _record(f, args, kwargs, argnums, vector_output=False):
     single, nums = _normalize_argnums(argnums, len(args))
     _scipy_special.install()  # SciPy imported after jittape: wrap its non-ufunc functions now
     _scipy_stats.install()
+    _scipy_linalg.install()
     rec = Recorder()
     args = list(args)
     structured = {}  # argnum -> treedef
