@@ -9,7 +9,6 @@ reference taken with ``from scipy.linalg import expm`` before then still points 
 function (call ``scipy.linalg.expm``).
 """
 
-import functools
 import sys
 
 import numpy as np
@@ -39,21 +38,11 @@ def expm(A):
 
 
 def install():
-    """Wrap ``scipy.linalg.expm`` if SciPy's linalg module is loaded (idempotent)."""
+    """Wrap ``scipy.linalg.expm`` if SciPy's linalg module is loaded (idempotent; this runs
+    at every recording, so the flag is tested first)."""
     global _installed
-    if _installed:  # checked first: this runs at every recording
-        return
-    linalg = sys.modules.get("scipy.linalg")
-    if linalg is None:
-        return
-    from .active import Active
-
-    original = linalg.expm
-
-    @functools.wraps(original)
-    def wrapper(A):
-        return expm(A) if isinstance(A, Active) else original(A)
-
-    wrapper.__wrapped_by_jittape__ = original
-    linalg.expm = wrapper
-    _installed = True
+    linalg = None if _installed else sys.modules.get("scipy.linalg")
+    if linalg is not None:
+        from .scipy_special import _wrap
+        _wrap(linalg, "expm", expm)
+        _installed = True
