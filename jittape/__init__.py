@@ -19,10 +19,12 @@ from .functions import logsumexp
 from . import scipy_special as _scipy_special
 from . import scipy_stats as _scipy_stats
 from . import scipy_functions as _scipy_functions
+from . import scipy_linalg as _scipy_linalg
 
 _scipy_special.install()  # only if SciPy's special module is loaded already
 _scipy_stats.install()  # likewise scipy.stats
 _scipy_functions.install()  # and scipy.signal, scipy.linalg
+_scipy_linalg.install()  # and scipy.linalg's expm
 
 __version__ = "0.1.0"
 

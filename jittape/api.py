@@ -15,6 +15,7 @@ from .errors import NonScalarOutputError, NotDifferentiableError, clearer
 from . import scipy_special as _scipy_special
 from . import scipy_stats as _scipy_stats
 from . import scipy_functions as _scipy_functions
+from . import scipy_linalg as _scipy_linalg
 from .tape import Recorder
 
 
@@ -191,6 +192,7 @@ def _record(f, args, kwargs, argnums, vector_output=False):
     _scipy_special.install()  # SciPy imported after jittape: wrap its non-ufunc functions now
     _scipy_stats.install()
     _scipy_functions.install()
+    _scipy_linalg.install()
     rec = Recorder()
     args = list(args)
     structured = {}  # argnum -> treedef

@@ -14,8 +14,10 @@ NOT_SUPPORTED = [
     ("np.nonzero, np.where(cond), np.argwhere, np.unique",
      "integer results with no derivative; apply them to jittape.primal(x)"),
     ("np.argsort", "no derivative; np.sort carries the permutation's adjoint"),
-    ("np.linalg.eig, np.linalg.svd, np.linalg.qr, np.linalg.lstsq, np.linalg.pinv",
-     "not yet; eigh covers symmetric matrices"),
+    ("np.linalg.eig, np.linalg.eigvals", "complex results; eigh covers symmetric matrices"),
+    ("derivatives of singular vectors of repeated singular values, and of the completion "
+     "columns of svd(full_matrices=True) / qr(mode='complete') for non-square matrices",
+     "undefined: the reverse sweep and jvp raise; use singular values or reduced factors"),
     ("np.fft.*", "complex values are not supported"),
     ("np.frexp, np.ldexp, np.modf, np.nextafter, np.spacing",
      "floating-point bit manipulation; apply them to jittape.primal(x)"),

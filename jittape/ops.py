@@ -15,6 +15,7 @@ from . import rules_arrays as A
 from . import rules_decomp as D
 from . import rules_elementwise as E
 from . import rules_linalg as L
+from . import rules_matfuncs as MF
 from . import rules_signal as SIG
 from . import rules_special as SP
 from .optable import COMPARE, LEAF, UNARY, BINARY, TERNARY, Codes, leaf
@@ -28,6 +29,7 @@ _ENTRIES = (
     + SIG.NUMERIC_OPS
     + SP.SPECIAL_OPS
     + D.DECOMP_OPS
+    + MF.MATFUNC_OPS
 )
 
 OPS = []

@@ -170,30 +170,28 @@ def svd_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
         adj[ia + q * m * nc:ia + (q + 1) * m * nc] += abar.ravel()
 
 
-def _stack_check(t, i, n, sa, name, per_matrix):
-    """A loaded decomposition record's layout (pool: m, n, flags) against its sizes: the
-    record holds whole results of ``per_matrix(m, nc, flags)`` values, one per matrix."""
-    lay = pool_at(t, int(t.k[i]), 3)
-    if lay is None:
-        return "pool offset out of range"
-    m, nc, flags = lay
-    if min(lay) < 0 or flags > 3:
-        return f"{name} layout out of range"
-    per = per_matrix(m, nc, flags)
-    nb = n // per if per else 0
-    if (per == 0 and n) or (per and n % per) or sa != nb * m * nc:
-        return f"{name} sizes do not match the record"
-    return None
+def decomp_check(name, per_matrix):
+    """A loader check for a stack of (m, n) operands, pool[k:] = m, n, flags, whose record
+    holds ``per_matrix(m, n, flags)`` values per matrix."""
+    def check(t, i, n, sa, sb):
+        lay = pool_at(t, int(t.k[i]), 3)
+        if lay is None:
+            return "pool offset out of range"
+        m, nc, flags = lay
+        if min(lay) < 0 or flags > 3:
+            return f"{name} layout out of range"
+        per = per_matrix(m, nc, flags)
+        nb = n // per if per else 0
+        if (per == 0 and n) or (per and n % per) or sa != nb * m * nc:
+            return f"{name} sizes do not match the record"
+        return None
+    return check
 
 
-def _svd_size(m, nc, flags):
+def svd_size(m, nc, flags):
     kk = min(m, nc)
     ku, kv = (m, nc) if flags & 2 else (kk, kk)
     return kk + (m * ku + kv * nc if flags & 1 else 0)
-
-
-def svd_check(t, i, n, sa, sb):
-    return _stack_check(t, i, n, sa, "svd", _svd_size)
 
 
 # --- qr: pool[k:] = m, n, flags (1: Q, 2: complete Q of a tall matrix) -------------------
@@ -309,13 +307,9 @@ def qr_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
         adj[ia + q * m * nc:ia + (q + 1) * m * nc] += abar.ravel()
 
 
-def _qr_size(m, nc, flags):
+def qr_size(m, nc, flags):
     kq = m if flags & 2 else min(m, nc)
     return (m * kq if flags & 1 else 0) + kq * nc
-
-
-def qr_check(t, i, n, sa, sb):
-    return _stack_check(t, i, n, sa, "qr", _qr_size)
 
 
 QR_UNDEFINED = ("np.linalg.qr(mode='complete') of a tall matrix: a derivative of the last "
@@ -393,13 +387,13 @@ DECOMP_OPS = [
                "Adot V S^-1; Abar += U (J S + diag(sbar) + S K) V^T + projections, "
                "F_ij = 1/(s_j^2 - s_i^2) (Townsend 2016); vectors of repeated singular values: "
                "no derivative (raises)", svd_forward, svd_tangent, svd_reverse,
-               check=svd_check, undefined=SVD_UNDEFINED,
+               check=decomp_check("svd", svd_size), undefined=SVD_UNDEFINED,
                spec=Spec(shapes=(((3, 3),), ((4, 3),), ((2, 2, 3),)), fn=_svd_all)),
     structured("qr", [np.linalg.qr],
                "A = [X|Y]: C = Q^T Xdot R1^-1, W = tril(C,-1) - tril(C,-1)^T, R1dot = (C - W) "
                "R1, Qdot = Q W + (I - QQ^T) Xdot R1^-1, (Q^T Y)dot = Qdot^T Y + Q^T Ydot; "
                "Abar: the transpose (Walter & Lehmann 2018, Liao et al. 2019)",
-               qr_forward, qr_tangent, qr_reverse, check=qr_check, undefined=QR_UNDEFINED,
+               qr_forward, qr_tangent, qr_reverse, check=decomp_check("qr", qr_size), undefined=QR_UNDEFINED,
                spec=Spec(shapes=(((3, 3),), ((4, 3),), ((2, 3, 4),)), fn=_qr_all)),
     structured("pinv", [np.linalg.pinv],
                "X = A^+; Xdot = -X Adot X + X X^T Adot^T (I - A X) + (I - X A) Adot^T X^T X; "

@@ -321,3 +321,27 @@ def test_matrix_power_like_numpy(n, batch):
     assert_like_numpy(lambda x: np.linalg.matrix_power(x, n), a, grad=n != 0)
     with pytest.raises(TypeError, match="integer"):
         jittape.grad(lambda x: np.sum(np.linalg.matrix_power(x, 1.5)))(a)
+
+
+# --- scipy.linalg.expm ------------------------------------------------------------------------
+@pytest.mark.parametrize("batch", BATCHES, ids=str)
+@pytest.mark.parametrize("scale", [0.01, 0.5, 4.0])
+def test_expm_like_scipy(batch, scale):
+    import scipy.linalg
+    a = RNG.standard_normal(batch + (3, 3)) * scale
+    assert_like_numpy(lambda x: scipy.linalg.expm(x), a)  # looked up once recording
+    f = lambda x: np.sum(scipy.linalg.expm(x) * _weights(a.shape))  # noqa: E731
+    v, g = jittape.record(f, a).value_and_gradient(a + 0.01)  # the replay: Pade in Numba
+    # equal to SciPy's to rounding, relative to the size of exp(a)'s entries
+    assert abs(v - f(a + 0.01)) <= 1e-13 * np.sum(np.abs(scipy.linalg.expm(a + 0.01)))
+
+
+def test_expm_gradient_of_trace_is_expm_transpose():
+    import scipy.linalg
+    a = RNG.standard_normal((2, 4, 4))
+    g = jittape.grad(lambda x: np.sum(np.trace(scipy.linalg.expm(x), axis1=-2, axis2=-1)))(a)
+    np.testing.assert_allclose(g, np.swapaxes(scipy.linalg.expm(a), -1, -2), rtol=1e-12)
+    assert jittape.grad(lambda x: scipy.linalg.expm(x)[0, 0])(np.array([0.7])) == \
+        pytest.approx(np.exp(0.7))  # a size-1 input: [[exp(a)]], as SciPy
+    with pytest.raises(np.linalg.LinAlgError, match="square"):
+        jittape.grad(lambda x: np.sum(scipy.linalg.expm(x)))(np.ones((2, 3)))
