@@ -76,6 +76,7 @@ def to_array(x, dtype=None):
     if dt.kind in "iu":
         guard(unary(K.TRUNC, x))  # the integer cast truncates toward zero
         return np.asarray(x._v).astype(dt)
+    _refuse_in_scipy(sys._getframe(2))  # SciPy code (odeint): name the SciPy function
     raise ActiveConversionError(
         f"Converting an active value to a NumPy array of dtype {dt} (np.asarray(x, "
         f"dtype=float), x.astype(float), writing into a float array: out[...] = x) would "

@@ -212,3 +212,13 @@ def test_linalg_of_a_non_square_matrix():
 def test_matmul_of_a_scalar_is_refused_as_numpy_does():
     with pytest.raises(ValueError, match="enough dimensions"):
         jittape.grad(lambda x: np.sum(np.matmul(x[0], x)))(np.ones(3))
+
+
+def test_scipy_code_converting_to_float_names_the_scipy_function():
+    """scipy.integrate.odeint converts its y0 with a float dtype: the refusal names it."""
+    import scipy.integrate
+
+    def f(y0):
+        return np.sum(scipy.integrate.odeint(lambda y, t: -y, y0, np.linspace(0, 1, 3)))
+    with pytest.raises(jittape.NotDifferentiableError, match="scipy.integrate.*odeint"):
+        jittape.grad(f)(np.ones(2))
