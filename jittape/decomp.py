@@ -1,6 +1,7 @@
-"""Matrix decompositions of active values: ``numpy.linalg`` ``svd``, ``svdvals`` and ``qr``
-(one record each, rules in :mod:`jittape.rules_decomp`), on matrices and stacks, with
-NumPy's values, shapes and result types."""
+"""Matrix decompositions and what is built on them, on active values: ``numpy.linalg``
+``svd``, ``svdvals``, ``qr`` and ``pinv`` (one record each, rules in
+:mod:`jittape.rules_decomp`), ``lstsq`` and ``matrix_power`` (compositions), on matrices
+and stacks, with NumPy's values, shapes and result types."""
 
 import operator
 
