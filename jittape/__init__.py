@@ -12,7 +12,7 @@ from .optimize import least_squares, minimize
 from .replay import Tape, load, record
 from .taped_function import ReplayStats, TapedFunction, taped
 from .transforms import jacobian, jvp, sparse_jacobian, vjp
-from .second_order import hessian, hvp
+from .second_order import hessian, hvp, sparse_hessian
 from .jitcache import set_quiet
 from .tiers import set_background, wait_compiled
 from .functions import logsumexp
@@ -29,7 +29,8 @@ _scipy_linalg.install()  # and scipy.linalg's expm
 __version__ = "0.1.0"
 
 
-__all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "sparse_jacobian", "hvp", "hessian", "set_quiet", "set_background", "wait_compiled",
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "sparse_jacobian", "hvp", "hessian",
+           "sparse_hessian", "set_quiet", "set_background", "wait_compiled",
            "logsumexp", "record", "taped", "minimize", "least_squares", "load",
            "Tape", "TapedFunction", "ReplayStats", "primal", "stop_gradient",
            "ActiveConversionError", "GuardFailure", "JittapeError", "NonScalarOutputError",

@@ -139,6 +139,11 @@ class Op:
         and their tangents. None: no second-order rule (an HVP raises, naming the op).
         Elementwise ops need none: theirs is derived from the partials
         (:mod:`jittape.symbolic`).
+    second_pattern : callable or None
+        Structured ops: the Hessian sparsity rule of a bilinear op (matmul), which pairs
+        operand elements in its second derivatives (see :mod:`jittape.hessian_sparsity`);
+        None: a ``"linear"`` op pairs nothing, any other pairs every two elements that one
+        result element depends on.
     undefined : str or None
         Structured ops with outputs whose derivative can be undefined (singular vectors of
         repeated singular values): why, and what to do. Their tangent kernel writes nan
@@ -170,6 +175,7 @@ class Op:
     undefined: str = None
     code: int = -1
     pattern: object = None
+    second_pattern: object = None
 
     @property
     def arity(self):
@@ -219,11 +225,13 @@ def elementwise(name, kind, numpy, value, partials, doc, scalar=None, uses_c=Fal
 
 
 def structured(name, numpy, doc, forward, tangent=None, reverse=None, arity=1, checks=False,
-               fusion=None, check=None, spec=None, second=None, undefined=None, pattern=None):
+               fusion=None, check=None, spec=None, second=None, undefined=None, pattern=None,
+               second_pattern=None):
     """A structured entry: kernels written side by side (see the module docstring)."""
     return Op(name, STRUCTURED, tuple(numpy), doc, forward=forward, tangent=tangent,
               reverse=reverse, checks=checks, fusion=fusion, check=check, spec=spec or Spec(),
-              second=second, undefined=undefined, _arity=arity, pattern=pattern)
+              second=second, undefined=undefined, _arity=arity, pattern=pattern,
+              second_pattern=second_pattern)
 
 
 def pool_at(t, k, count):

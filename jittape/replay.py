@@ -358,6 +358,43 @@ class Tape:
         pattern, colors = sparsity.jacobian_coloring(self)
         return jacobians.sparse_jacobian_matrix(self, val, pattern, colors)
 
+    def hessian(self, *xs, weights=None, _val=None):
+        """The dense Hessian of a single-input, scalar-output tape at ``xs`` (or of
+        ``weights . f`` for an array output, ``weights`` of the output's shape), shape
+        ``in_shape + in_shape`` (a float for a float input): one HVP per input element.
+        Raises as :meth:`hvp` does, and TypeError for several or structured inputs."""
+        from . import second_order
+        self._require_single("hessian")
+        val = self._forward(xs) if _val is None else _val
+        shape = self.arrays.shape(self.arrays.inputs[0])
+        n = int(np.prod(shape))
+        h = second_order.compressed_hessian(self, val, np.arange(n), weights)
+        return float(h[0, 0]) if shape == () else h.reshape(shape + shape)
+
+    def hessian_sparsity(self):
+        """The sparsity pattern of the Hessian of a single-input tape (of any weighted sum
+        of its outputs): a symmetric ``scipy.sparse`` CSR boolean array of shape ``(n, n)``
+        (input elements, flattened), True where an entry may be nonzero. Propagated over
+        the records once per tape (:mod:`jittape.hessian_sparsity`); valid wherever the
+        tape replays. Do not modify the returned array."""
+        from . import hessian_sparsity
+        self._require_single("hessian_sparsity")
+        return hessian_sparsity.hessian_sparsity(self)
+
+    def sparse_hessian(self, *xs, weights=None, _val=None):
+        """The Hessian of a single-input tape at ``xs`` as a ``scipy.sparse`` CSR float64
+        array of shape ``(n, n)`` with the nonzeros of :meth:`hessian_sparsity`: one
+        forward sweep, then one HVP per color of a star coloring of the pattern
+        (:func:`jittape.coloring.star_coloring`), both computed once per tape. A scalar
+        output, or ``weights`` of the output's shape for the Hessian of ``weights . f`` (a
+        Lagrangian's constraint part). Raises as :meth:`hessian`."""
+        from . import hessian_sparsity, second_order
+        self._require_single("sparse_hessian")
+        val = self._forward(xs) if _val is None else _val
+        pattern, colors, recovery = hessian_sparsity.hessian_coloring(self)
+        return second_order.sparse_hessian_matrix(self, val, pattern, colors, recovery,
+                                                  weights)
+
     # --- inspection and storage ---
     def format(self, with_adjoints=True):
         """The Wengert list as text: one line per record with its value (and adjoint)."""

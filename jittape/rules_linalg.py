@@ -341,7 +341,8 @@ _EIGH = Spec(shapes=_STACKS, fn=lambda x: np.linalg.eigh(
 MATMUL = structured("matmul", [np.matmul, np.dot],
                     "Z = X @ Y; Zdot = Xdot Y + X Ydot; Xbar += Zbar Y^T; Ybar += X^T Zbar",
                     matmul_forward, matmul_tangent, matmul_reverse, arity=2,
-                    check=matmul_check, second=matmul_hvp, pattern=P.matmul_pattern)
+                    check=matmul_check, second=matmul_hvp, pattern=P.matmul_pattern,
+                    second_pattern=P.matmul_pairs)
 
 LINALG_OPS = [
     structured("inv", [np.linalg.inv], "Y = A^-1; Ydot = -Y Adot Y; Abar += -Y^T Ybar Y^T",

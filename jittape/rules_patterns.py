@@ -85,3 +85,16 @@ def matmul_pattern(n, sizes, k, pool, consts):
     keep_x = np.ones(rows.size, bool) if y is None else y[yb] != 0.0
     keep_y = np.ones(rows.size, bool) if x is None else x[xa] != 0.0
     return [(rows[keep_x], xa[keep_x]), (rows[keep_y], yb[keep_y])]
+
+
+def matmul_pairs(n, sizes, k, pool, consts):
+    """Z = X Y is bilinear: its second derivatives pair X[q, i, t] with Y[q, t, j] only (all
+    ``i``, ``j``), never two elements of one operand. Returns the number of groups and, per
+    operand, the ``(groups, elements)`` membership: group ``(q, t)`` holds X[q, :, t] and
+    Y[q, t, :], and the elements of the two operands in one group pair."""
+    m, kk, nn, batch = _layout(pool, k, 4)
+    q, i, t = (a.ravel() for a in np.indices((batch, m, kk)))
+    xs = (q * kk + t, (q * m + i) * kk + t)
+    q, t, j = (a.ravel() for a in np.indices((batch, kk, nn)))
+    ys = (q * kk + t, (q * kk + t) * nn + j)
+    return batch * kk, [xs, ys]

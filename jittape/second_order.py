@@ -19,22 +19,79 @@ from .replay import record
 from .sweeps import for_tape
 
 
-def tape_hvp(tape, val, tangents):
-    """``(gradient, H v)`` of a scalar-output tape at the values ``val`` (computed), for the
-    input tangents ``tangents`` (one per input, each of its shape), in the structure of the
-    tape's differentiated arguments."""
-    tape._require_scalar()
+def _seed_output(tape, adj, weights):
+    """Set the output's adjoint: 1 for a scalar output (``weights`` None), else ``weights``
+    (the Hessian is then that of ``weights . f``)."""
     t = tape.arrays
+    out = slice(int(t.off[tape.out_id]), int(t.off[tape.out_id + 1]))
+    if weights is None:
+        tape._require_scalar()
+        adj[out] = 1.0
+        return
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != tuple(tape.out_shape):
+        raise ValueError(f"weights have shape {w.shape}; the output's is {tape.out_shape}")
+    adj[out] = w.ravel()
+
+
+def _second(tape, sw, val, dot, adj, adjdot, weights):
+    """One tangent sweep of ``dot`` (inputs' tangents set), then the second-order sweep
+    from the seeded output: ``adj`` the gradient, ``adjdot`` the HVP (buffers zeroed here)."""
+    t = tape.arrays
+    sw.tangent_sweep(*t.columns, val, dot)
+    adj.fill(0.0)
+    adjdot.fill(0.0)
+    _seed_output(tape, adj, weights)
+    bad = sw.hvp_sweep(*t.columns, val, dot, adj, adjdot, tape.out_id)
+    if bad >= 0:
+        raise _no_rule(t, bad)
+
+
+def tape_hvp(tape, val, tangents, weights=None):
+    """``(gradient, H v)`` of a scalar-output tape (or of ``weights . f`` for an array
+    output) at the values ``val`` (computed), for the input tangents ``tangents`` (one per
+    input, each of its shape), in the structure of the tape's differentiated arguments."""
+    if weights is None:
+        tape._require_scalar()
     dot = tangent_buffer(tape, tangents)
     adj, adjdot = np.zeros_like(val), np.zeros_like(val)
     if tape.out_id >= 0:
-        sw = for_tape(t)
-        sw.tangent_sweep(*t.columns, val, dot)
-        adj[t.off[tape.out_id]:t.off[tape.out_id + 1]] = 1.0
-        bad = sw.hvp_sweep(*t.columns, val, dot, adj, adjdot, tape.out_id)
-        if bad >= 0:
-            raise _no_rule(t, bad)
+        _second(tape, for_tape(tape.arrays), val, dot, adj, adjdot, weights)
     return tape._input_adjoints(adj), tape._input_adjoints(adjdot)
+
+
+def compressed_hessian(tape, val, colors, weights=None):
+    """``B = H S``, shape ``(n, ncolors)``: one HVP per color, the seed ``S[:, c]`` the sum of
+    the unit vectors of the inputs' elements (flattened, concatenated) of color ``c``.
+    ``colors = arange(n)`` gives the dense Hessian."""
+    t = tape.arrays
+    at = np.concatenate([np.arange(t.off[i], t.off[i + 1]) for i in t.inputs])
+    ncolors = int(colors.max()) + 1 if colors.size else 0
+    b = np.zeros((at.size, ncolors))
+    if tape.out_id < 0:
+        if weights is None:
+            tape._require_scalar()
+        return b
+    sw = for_tape(t)
+    dot, adj, adjdot = np.empty_like(val), np.empty_like(val), np.empty_like(val)
+    for c in range(ncolors):
+        dot.fill(0.0)
+        dot[at[colors == c]] = 1.0
+        _second(tape, sw, val, dot, adj, adjdot, weights)
+        b[:, c] = adjdot[at]
+    return b
+
+
+def sparse_hessian_matrix(tape, val, pattern, colors, recovery, weights=None):
+    """The Hessian as a ``scipy.sparse`` CSR float64 array with the nonzeros of ``pattern``
+    (:mod:`jittape.hessian_sparsity`), from one HVP per color of the star coloring
+    ``colors``, each entry read from the compressed Hessian where ``recovery`` (from
+    :func:`jittape.coloring.symmetric_recovery`) says (Coleman & More 1984)."""
+    import scipy.sparse as sp
+    b = compressed_hessian(tape, val, colors, weights)
+    data = b[recovery[0], recovery[1]] if pattern.nnz else np.zeros(0)
+    return sp.csr_array((data, pattern.indices.copy(), pattern.indptr.copy()),
+                        shape=pattern.shape)
 
 
 def _no_rule(t, i):
@@ -95,10 +152,33 @@ def hessian(f, argnums=0):
 
     def hess_f(*args, **kwargs):
         tape = record(f, *args, argnums=argnums, **kwargs)
-        x = np.asarray(args[argnums], dtype=np.float64)
-        rows = []
-        for e in np.eye(x.size):
-            rows.append(np.ravel(tape_hvp(tape, tape.arrays.val, [e.reshape(x.shape)])[1]))
-        h = np.array(rows).reshape(x.shape + x.shape)
-        return float(h) if np.ndim(args[argnums]) == 0 and h.ndim == 0 else h
+        return tape.hessian(_val=tape.arrays.val)
+    return hess_f
+
+
+def sparse_hessian(f, argnums=0):
+    """Return ``hess_f(*args)``: the Hessian of scalar ``f`` w.r.t. one argument as a
+    ``scipy.sparse`` CSR float64 array of shape ``(x.size, x.size)`` (flattened).
+
+    Records ``f`` once, propagates the Hessian sparsity pattern over the tape
+    (:mod:`jittape.hessian_sparsity`), star-colors it and runs one HVP per color
+    (:meth:`jittape.Tape.sparse_hessian`): a banded Hessian costs a few HVPs, not
+    ``x.size``. To evaluate at many points, record once (:func:`jittape.record`) and call
+    the tape's ``sparse_hessian``, which keeps the pattern and the coloring.
+
+    Raises
+    ------
+    NotDifferentiableError
+        The tape holds an op with no second-order rule.
+    jittape.NonScalarOutputError
+        ``f`` does not return a scalar.
+    TypeError
+        ``argnums`` selects several arguments, or a structured one.
+    """
+    if not isinstance(argnums, int):
+        raise TypeError("sparse_hessian(f, argnums) takes one argument index (an int)")
+
+    def hess_f(*args, **kwargs):
+        tape = record(f, *args, argnums=argnums, **kwargs)
+        return tape.sparse_hessian(_val=tape.arrays.val)
     return hess_f

@@ -92,15 +92,15 @@ def _needed(t, out_id):
     return need
 
 
-def propagate(tape):
-    """The ``(m, n)`` boolean CSR pattern of the tape's flattened output w.r.t. all its
-    inputs (concatenated in input order): entry ``(i, j)`` is True where output element
-    ``i`` may depend on input element ``j``. Not cached (see :func:`jacobian_sparsity`)."""
+def index_sets(tape):
+    """Every needed record's index set: a list, by record id up to the output, of ``(size_i,
+    n_in)`` boolean CSR arrays (None for a record no input changes or the output does not
+    need), and ``n_in`` (all inputs' elements, concatenated in input order)."""
     sp, t = _sp(), tape.arrays
     sizes = [int(t.off[i + 1] - t.off[i]) for i in t.inputs]
-    n_in, m = int(sum(sizes)), int(np.prod(tape.out_shape))
+    n_in = int(sum(sizes))
     if tape.out_id < 0:
-        return sp.csr_array((m, n_in), dtype=bool)
+        return [], n_in
     sets = [None] * (tape.out_id + 1)
     start = 0
     for i, size in zip(t.inputs, sizes):
@@ -116,13 +116,28 @@ def propagate(tape):
         n, ids = int(t.off[i + 1] - t.off[i]), operands(t, i)
         sets[i] = (_elementwise(op, n, ids, sets) if op.elementwise
                    else _structured(op, t, i, n, ids, sets))
-    out = sets[tape.out_id]
-    if out is None:
-        return sp.csr_array((m, n_in), dtype=bool)
-    out = sp.csr_array(out, dtype=bool)
-    out.sum_duplicates()
-    out.sort_indices()
-    return out
+    return sets, n_in
+
+
+def canonical(s, shape):
+    """``s`` (or an empty pattern for None) as a boolean CSR array with sorted, unique
+    indices."""
+    sp = _sp()
+    if s is None:
+        return sp.csr_array(shape, dtype=bool)
+    s = sp.csr_array(s, dtype=bool)
+    s.sum_duplicates()
+    s.sort_indices()
+    return s
+
+
+def propagate(tape):
+    """The ``(m, n)`` boolean CSR pattern of the tape's flattened output w.r.t. all its
+    inputs (concatenated in input order): entry ``(i, j)`` is True where output element
+    ``i`` may depend on input element ``j``. Not cached (see :func:`jacobian_sparsity`)."""
+    sets, n_in = index_sets(tape)
+    m = int(np.prod(tape.out_shape))
+    return canonical(sets[tape.out_id] if sets else None, (m, n_in))
 
 
 def jacobian_sparsity(tape):
