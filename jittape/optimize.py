@@ -1,24 +1,8 @@
-"""``scipy.optimize.minimize`` with gradients and constraint Jacobians from replayed tapes."""
+"""``scipy.optimize.minimize`` and ``least_squares`` with exact derivatives from replayed tapes."""
 
 import numpy as np
 
 from .taped_function import taped
-
-
-def _with_jacobian(con):
-    """A constraint with its Jacobian from a taped function, unless it already has one."""
-    import scipy.optimize as so
-    if isinstance(con, so.NonlinearConstraint):
-        if callable(con.jac):
-            return con
-        jac = taped(con.fun).jacobian
-        return so.NonlinearConstraint(con.fun, con.lb, con.ub, jac=jac,
-                                      keep_feasible=con.keep_feasible)
-    if isinstance(con, dict):
-        if "jac" in con or "fun" not in con:
-            return con
-        return dict(con, jac=taped(con["fun"]).jacobian)
-    return con  # LinearConstraint and the like need no derivative
 
 
 def _refuse_user_derivative(name, what, jac):
@@ -28,15 +12,23 @@ def _refuse_user_derivative(name, what, jac):
 
 
 def minimize(fun, x0, args=(), method=None, *, jac=None, constraints=(), **kwargs):
-    """``scipy.optimize.minimize`` with the value and gradient of ``fun`` from replayed tapes.
+    """``scipy.optimize.minimize`` with exact derivatives of ``fun`` and the constraints from
+    replayed tapes, each method given what it can use.
 
     ``fun(x, *args)`` is recorded on the first call and replayed natively afterwards
-    (re-recorded when a guard fails; see :func:`jittape.taped`). Each evaluation runs one
-    forward and one reverse sweep and hands scipy the value and the gradient together
-    (``jac=True``), so no iteration pays two evaluations. Constraints given as functions
-    (``{'type': 'ineq', 'fun': c}`` or ``NonlinearConstraint(c, lb, ub)`` without a callable
-    ``jac``) get their Jacobians from taped functions too. Every other keyword (``bounds``,
-    ``callback``, ``options``, ``tol``, ``hess``, ...) is passed to scipy unchanged.
+    (re-recorded when a guard fails; see :func:`jittape.taped`). Every method gets the
+    value and gradient together from one forward and one reverse sweep (``jac=True``);
+    derivative-free methods get the value only. Second-order methods get exact second
+    derivatives (:mod:`jittape.scipy_derivatives`): Newton-CG, trust-ncg and trust-krylov
+    Hessian-vector products (``hessp``, forward over reverse: no Hessian is formed);
+    trust-exact and dogleg the dense Hessian; trust-constr the sparse Hessian
+    (``scipy.sparse`` CSR, star-colored HVPs) when large and sparse, else ``hessp``.
+    Constraints given as functions (``{'type': 'ineq', 'fun': c}`` or
+    ``NonlinearConstraint(c, lb, ub)`` without a callable ``jac``) get exact Jacobians,
+    sparse when large and sparse, and for trust-constr the Hessian of ``v . c(x)``.
+    ``method="ipopt"`` solves with IPOPT instead (:func:`jittape.ipopt.minimize_ipopt`).
+    Every other keyword (``bounds``, ``callback``, ``options``, ``tol``, ...) is passed to
+    SciPy unchanged.
 
     Parameters
     ----------
@@ -47,33 +39,40 @@ def minimize(fun, x0, args=(), method=None, *, jac=None, constraints=(), **kwarg
     args : tuple
         Extra arguments of ``fun``: constants of the tape (a change re-records).
     method : str, optional
-        Any gradient-based method of ``scipy.optimize.minimize``.
+        A method of ``scipy.optimize.minimize`` (case-insensitive), or ``"ipopt"``.
 
     Returns
     -------
     scipy.optimize.OptimizeResult
-        scipy's result; ``result.replay_stats`` holds the :class:`jittape.replay.ReplayStats`
-        of the objective.
+        SciPy's result; ``result.replay_stats`` holds the :class:`jittape.ReplayStats` of
+        the objective.
 
     Raises
     ------
     ValueError
-        If ``jac`` is given: the gradient is jittape's to supply.
+        If ``jac``, ``hess`` or ``hessp`` is given: the derivatives are jittape's to supply
+        (and a method that uses no Hessian is told so).
     """
     import scipy.optimize as so  # here, not at import: it doubles `import jittape`
+    from . import scipy_derivatives as sd
 
+    method = method.lower() if isinstance(method, str) else method
     _refuse_user_derivative("minimize", "gradient", jac)
-    tf = taped(fun)
+    sd.refuse_user_hessian(method, kwargs)
+    x0 = np.asarray(x0, dtype=np.float64)
     if isinstance(constraints, (dict, so.NonlinearConstraint, so.LinearConstraint)):
         constraints = [constraints]
-    constraints = [_with_jacobian(c) for c in constraints]
-    res = so.minimize(tf.value_and_grad, np.asarray(x0, dtype=np.float64), args=args,
-                      method=method, jac=True, constraints=constraints, **kwargs)
+    if method == "ipopt":
+        from .ipopt import minimize_ipopt
+        return minimize_ipopt(fun, x0, args, constraints=constraints, **kwargs)
+    tf = taped(fun)
+    constraints = [sd.with_derivatives(c, method, x0) for c in constraints]
+    derivs = sd.objective_kwargs(tf, method, x0, args)
+    objective = tf.value_and_grad if derivs.get("jac") else tf
+    res = so.minimize(objective, x0, args=args, method=method, constraints=constraints,
+                      **derivs, **kwargs)
     res.replay_stats = tf.stats
     return res
-
-
-SPARSE_DENSITY, SPARSE_MIN_N = 0.1, 100  # jac_sparsity="auto": sparse below, above
 
 
 def _sparse_wanted(tf, x0, args, jac_sparsity, kwargs):
@@ -91,9 +90,8 @@ def _sparse_wanted(tf, x0, args, jac_sparsity, kwargs):
         return False
     if jac_sparsity is True:
         return True
-    pattern = tf.jacobian_sparsity(x0, *args)
-    m, n = pattern.shape
-    return n > SPARSE_MIN_N and pattern.nnz < SPARSE_DENSITY * m * n
+    from .scipy_derivatives import is_sparse
+    return is_sparse(tf.jacobian_sparsity(x0, *args))
 
 
 def least_squares(fun, x0, args=(), *, jac=None, jac_sparsity="auto", **kwargs):

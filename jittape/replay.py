@@ -305,16 +305,17 @@ class Tape:
         tan = (tangents,) if self.single else tuple(tangents)
         return self._output(val), jacobians.jvp(self, val, self._flat(tan))
 
-    def hvp(self, *xs, v):
+    def hvp(self, *xs, v, weights=None, _val=None):
         """``H(xs) v`` of a scalar-output tape: forward, tangent and second-order sweeps at
         new inputs (forward over reverse; :mod:`jittape.second_order`). ``v`` has the
         structure of the differentiated arguments (a tuple of them for several); so has the
-        result. Raises GuardFailure as :meth:`gradient` does, NotDifferentiableError if an
-        op of the tape has no second-order rule."""
+        result. ``weights`` (the output's shape) gives ``H v`` of ``weights . f`` for an
+        array output. Raises GuardFailure as :meth:`gradient` does, NotDifferentiableError
+        if an op of the tape has no second-order rule, ValueError for a wrong shape."""
         from . import second_order
-        flat = self._flat(tuple(xs))
-        val = self._forward(flat)
-        return second_order.tape_hvp(self, val, self._flat((v,) if self.single else tuple(v)))[1]
+        val = self._forward(self._flat(tuple(xs))) if _val is None else _val
+        tangents = self._flat((v,) if self.single else tuple(v))
+        return second_order.tape_hvp(self, val, tangents, weights)[1]
 
     def jacobian(self, *xs, mode="auto", _val=None):
         """The Jacobian of a single-input tape, shape ``out_shape + in_shape``.

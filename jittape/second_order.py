@@ -12,11 +12,19 @@ op with no second-order rule raises :class:`jittape.NotDifferentiableError` nami
 
 import numpy as np
 
-from .errors import NotDifferentiableError
+from .errors import NonScalarOutputError, NotDifferentiableError
 from .jacobians import tangent_buffer
 from .ops import OPS
 from .replay import record
 from .sweeps import for_tape
+
+
+def _require_scalar(tape):
+    if tape.out_shape != () and np.prod(tape.out_shape) != 1:
+        raise NonScalarOutputError(
+            f"the Hessian of a function with output shape {tape.out_shape}: hessian and "
+            f"hvp are for scalar functions; on a tape, pass weights= of the output's shape "
+            f"for the Hessian of weights . f, or use jittape.jacobian of the gradient")
 
 
 def _seed_output(tape, adj, weights):
@@ -25,7 +33,7 @@ def _seed_output(tape, adj, weights):
     t = tape.arrays
     out = slice(int(t.off[tape.out_id]), int(t.off[tape.out_id + 1]))
     if weights is None:
-        tape._require_scalar()
+        _require_scalar(tape)
         adj[out] = 1.0
         return
     w = np.asarray(weights, dtype=np.float64)
@@ -52,7 +60,7 @@ def tape_hvp(tape, val, tangents, weights=None):
     output) at the values ``val`` (computed), for the input tangents ``tangents`` (one per
     input, each of its shape), in the structure of the tape's differentiated arguments."""
     if weights is None:
-        tape._require_scalar()
+        _require_scalar(tape)
     dot = tangent_buffer(tape, tangents)
     adj, adjdot = np.zeros_like(val), np.zeros_like(val)
     if tape.out_id >= 0:
@@ -70,7 +78,7 @@ def compressed_hessian(tape, val, colors, weights=None):
     b = np.zeros((at.size, ncolors))
     if tape.out_id < 0:
         if weights is None:
-            tape._require_scalar()
+            _require_scalar(tape)
         return b
     sw = for_tape(t)
     dot, adj, adjdot = np.empty_like(val), np.empty_like(val), np.empty_like(val)

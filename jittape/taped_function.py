@@ -160,6 +160,26 @@ class TapedFunction:
         """The pattern of the tape for these arguments (:meth:`Tape.jacobian_sparsity`)."""
         return self._run(args, kwargs, lambda t, xs, val: t.jacobian_sparsity())
 
+    def hvp(self, *args, v, weights=None, **kwargs):
+        """``H v`` of scalar ``f`` (of ``weights . f`` for an array ``f``) at ``args``
+        (:meth:`Tape.hvp`)."""
+        return self._run(args, kwargs,
+                         lambda t, xs, val: t.hvp(*xs, v=v, weights=weights, _val=val))
+
+    def hessian(self, *args, weights=None, **kwargs):
+        """The dense Hessian at ``args`` (:meth:`Tape.hessian`)."""
+        return self._run(args, kwargs,
+                         lambda t, xs, val: t.hessian(*xs, weights=weights, _val=val))
+
+    def sparse_hessian(self, *args, weights=None, **kwargs):
+        """The Hessian as a ``scipy.sparse`` CSR array (:meth:`Tape.sparse_hessian`)."""
+        return self._run(args, kwargs,
+                         lambda t, xs, val: t.sparse_hessian(*xs, weights=weights, _val=val))
+
+    def hessian_sparsity(self, *args, **kwargs):
+        """The Hessian pattern of the tape for these arguments (:meth:`Tape.hessian_sparsity`)."""
+        return self._run(args, kwargs, lambda t, xs, val: t.hessian_sparsity())
+
     def __call__(self, *args, **kwargs):
         return self._run(args, kwargs,
                          lambda t, xs, val: t.value(*xs) if val is None else t._output(val))
