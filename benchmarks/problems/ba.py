@@ -66,6 +66,35 @@ def residuals(theta, n, m, obs, feats):
     return w[:, None] * (proj - feats), 1.0 - w ** 2
 
 
+def residual_vector(n, m, obs, feats):
+    """ADBench's residual vector of ``x = [cams (11n), points (3m), weights (p)]``: the
+    reprojection errors row-interleaved (observation ``i`` at ``2i, 2i + 1``), then the
+    weight errors, as ADBench's ``BASparseMat`` orders its rows."""
+    def ba_residuals(x):
+        reproj, werr = residuals(x, n, m, obs, feats)
+        return np.concatenate([reproj.ravel(), werr])
+    return ba_residuals
+
+
+def jacobian_pattern(n, m, p, obs):
+    """ADBench's Jacobian structure (its ``BASparseMat``: 15 columns per reprojection row,
+    1 per weight row) without the two structural zeros per observation, ``d proj_x / d x0_y``
+    and ``d proj_y / d x0_x``: 29p nonzeros, boolean CSR."""
+    import scipy.sparse as sp
+    cam = NCAM * obs[:, 0:1] + np.arange(NCAM)
+    pt = NCAM * n + 3 * obs[:, 1:2] + np.arange(3)
+    wt = (NCAM * n + 3 * m + np.arange(p))[:, None]
+    row_x = np.concatenate([np.delete(cam, 8, axis=1), pt, wt], axis=1)  # no x0_y
+    row_y = np.concatenate([np.delete(cam, 7, axis=1), pt, wt], axis=1)  # no x0_x
+    cols = np.concatenate([np.stack([row_x, row_y], axis=1).reshape(2 * p, 14).ravel(),
+                           wt.ravel()])
+    indptr = np.concatenate([np.arange(0, 28 * p + 1, 14), 28 * p + np.arange(1, p + 1)])
+    out = sp.csr_array((np.ones(cols.size, bool), cols, indptr),
+                       shape=(3 * p, NCAM * n + 3 * m + p))
+    out.sort_indices()
+    return out
+
+
 def make_numpy(n, m, obs, feats):
     def ba_objective(theta):
         reproj, werr = residuals(theta, n, m, obs, feats)
