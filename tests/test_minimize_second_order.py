@@ -148,3 +148,35 @@ def test_ipopt_missing_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "cyipopt", None)
     with pytest.raises(ImportError, match=r"jittape\[ipopt\]"):
         jittape.minimize(rosen, np.ones(2), method="ipopt")
+
+
+def test_ipopt_callbacks_are_exact_on_their_structures():
+    """The Lagrangian's Hessian values on IPOPT's lower-triangle structure against central
+    differences of its gradient; the constraint Jacobian against jittape.jacobian."""
+    pytest.importorskip("cyipopt")
+    from jittape.ipopt import _Block, _Problem
+    x0 = np.array([1.0, 5.0, 5.0, 1.0])
+    blocks = [_Block(c, x0) for c in HS071_CONS]
+    prob = _Problem(hs071, (), blocks, x0)
+    x, lam, sigma = np.array([1.3, 4.1, 3.7, 1.6]), np.array([-0.7, 0.4]), 1.5
+    rows, cols = prob.hessianstructure()
+    assert (rows >= cols).all()
+    h = np.zeros((4, 4))
+    h[rows, cols] = prob.hessian(x, lam, sigma)
+    h = h + np.tril(h, -1).T
+
+    def grad_lagrangian(z):
+        g = sigma * prob.gradient(z)
+        jr, jc = prob.jacobianstructure()
+        jac = np.zeros((2, 4))
+        jac[jr, jc] = prob.jacobian(z)
+        return g + lam @ jac
+    eps = 1e-6
+    fd = np.array([(grad_lagrangian(x + eps * e) - grad_lagrangian(x - eps * e)) / (2 * eps)
+                   for e in np.eye(4)])
+    np.testing.assert_allclose(h, fd, rtol=1e-7, atol=1e-6)
+    jr, jc = prob.jacobianstructure()
+    jac = np.zeros((2, 4))
+    jac[jr, jc] = prob.jacobian(x)
+    np.testing.assert_allclose(jac[1], 2 * x, rtol=1e-14)
+    np.testing.assert_allclose(jac[0], np.prod(x) / x, rtol=1e-14)
