@@ -63,10 +63,10 @@ def _flat(spec):
     return f, int(cuts[-1])
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.id)
-def test_pattern_of_every_op_spec_holds_the_dense_nonzeros(spec):
+def flat_spec_points(spec, rng):
+    """The spec's function of one flat input and three random points in its domain; skips
+    the test if the spec's function cannot be written so, or has no float output."""
     f, n = _flat(spec)
-    rng = np.random.default_rng(0)
     pts = [rng.uniform(spec.lo, spec.hi, n) for _ in range(3)]
     try:
         out = f(pts[0])
@@ -74,6 +74,12 @@ def test_pattern_of_every_op_spec_holds_the_dense_nonzeros(spec):
         pytest.skip("not expressible on one flat input")
     if not np.issubdtype(np.asarray(out).dtype, np.floating) or n == 0:
         pytest.skip("no float output")
+    return f, pts
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.id)
+def test_pattern_of_every_op_spec_holds_the_dense_nonzeros(spec):
+    f, pts = flat_spec_points(spec, np.random.default_rng(0))
     check_against_dense(f, pts[0], pts[1:])
 
 
