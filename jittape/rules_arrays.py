@@ -9,6 +9,8 @@ transpose of the tangent map. Kernel signatures and argument meanings are explai
 import numpy as np
 
 from . import rules_patterns as P
+from .rules_prod import (cumprod_forward, cumprod_hvp, cumprod_reverse, cumprod_tangent,
+                         prod_forward, prod_hvp, prod_reverse, prod_tangent)
 from .optable import Spec, pool_at, structured
 
 
@@ -105,60 +107,6 @@ def sum_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
             base = ia + (r * m + t) * inner
             for q in range(inner):
                 adj[base + q] += adj[o + r * inner + q]
-
-
-def prod_forward(val, o, n, ia, ib, k, c, pool, off):
-    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
-    for r in range(outer):
-        for q in range(inner):
-            base = ia + r * m * inner + q
-            acc = 1.0
-            for t in range(m):
-                acc *= val[base + t * inner]
-            val[o + r * inner + q] = acc
-
-
-def prod_others(val, base, m, inner, t, zeros, p):
-    # the product of the factors other than t, exact when some factors are zero
-    x = val[base + t * inner]
-    if zeros == 0:
-        return p / x
-    return p if (zeros == 1 and x == 0.0) else 0.0
-
-
-def prod_zeros(val, base, m, inner):
-    zeros = 0
-    p = 1.0
-    for t in range(m):
-        x = val[base + t * inner]
-        if x == 0.0:
-            zeros += 1
-        else:
-            p *= x
-    return zeros, p
-
-
-def prod_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
-    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
-    for r in range(outer):
-        for q in range(inner):
-            base = ia + r * m * inner + q
-            zeros, p = prod_zeros(val, base, m, inner)
-            acc = 0.0
-            for t in range(m):
-                acc += dot[base + t * inner] * prod_others(val, base, m, inner, t, zeros, p)
-            dot[o + r * inner + q] = acc
-
-
-def prod_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
-    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
-    for r in range(outer):
-        for q in range(inner):
-            base = ia + r * m * inner + q
-            g = adj[o + r * inner + q]
-            zeros, p = prod_zeros(val, base, m, inner)
-            for t in range(m):
-                adj[base + t * inner] += g * prod_others(val, base, m, inner, t, zeros, p)
 
 
 def extremum_forward(val, o, ia, k, pool, is_max):
@@ -266,43 +214,6 @@ def cumsum_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
             for t in range(m - 1, -1, -1):
                 acc += adj[o + base + t * inner]
                 adj[ia + base + t * inner] += acc
-
-
-def cumprod_forward(val, o, n, ia, ib, k, c, pool, off):
-    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
-    for r in range(outer):
-        for q in range(inner):
-            base = r * m * inner + q
-            acc = 1.0
-            for t in range(m):
-                acc *= val[ia + base + t * inner]
-                val[o + base + t * inner] = acc
-
-
-def cumprod_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
-    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
-    for r in range(outer):
-        for q in range(inner):
-            base = r * m * inner + q
-            zd = 0.0  # zdot[t] = zdot[t-1] x[t] + z[t-1] xdot[t]
-            for t in range(m):
-                before = val[o + base + (t - 1) * inner] if t > 0 else 1.0
-                zd = zd * val[ia + base + t * inner] + before * dot[ia + base + t * inner]
-                dot[o + base + t * inner] = zd
-
-
-def cumprod_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
-    outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
-    for r in range(outer):
-        for q in range(inner):
-            base = r * m * inner + q
-            # xbar[t] = z[t-1] R[t], R[t] = zbar[t] + x[t+1] R[t+1]: exact with zeros, O(m)
-            acc = 0.0
-            for t in range(m - 1, -1, -1):
-                nxt = val[ia + base + (t + 1) * inner] if t + 1 < m else 0.0
-                acc = adj[o + base + t * inner] + nxt * acc
-                before = val[o + base + (t - 1) * inner] if t > 0 else 1.0
-                adj[ia + base + t * inner] += before * acc
 
 
 def sort_forward(val, o, n, ia, ib, k, c, pool, off):
@@ -426,7 +337,7 @@ REDUCTION_OPS = [
                pattern=P.reduction_pattern),
     structured("prod", [np.prod], "xbar += zbar * prod of the other factors (exact with zeros)",
                prod_forward, prod_tangent, prod_reverse, check=layout_check(True, 0),
-               pattern=P.reduction_pattern),
+               second=prod_hvp, pattern=P.reduction_pattern),
     structured("max", [np.max, np.amax], "the maximal elements share zbar evenly",
                max_forward, extremum_tangent, extremum_reverse, check=layout_check(False, 0),
                second="linear",
@@ -453,7 +364,7 @@ SCAN_OPS = [
     structured("cumprod", [np.cumprod],
                "xbar[t] += z[t-1] R[t], R[t] = zbar[t] + x[t+1] R[t+1] (exact with zeros)",
                cumprod_forward, cumprod_tangent, cumprod_reverse, check=layout_check(True),
-               spec=Spec(lo=0.5), pattern=P.scan_pattern),
+               spec=Spec(lo=0.5), second=cumprod_hvp, pattern=P.scan_pattern),
     structured("sort", [np.sort], "z = x[perm]; xbar[perm] += zbar (the adjoint follows the "
                "permutation, recomputed on replay)", sort_forward, sort_tangent, sort_reverse,
                check=sort_check, second="linear",

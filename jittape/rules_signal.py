@@ -93,6 +93,33 @@ def interp_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
             adj[ib + k - 1 - j] += g
 
 
+def interp_hvp(val, dot, adj, adjdot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    # In segment j, z = fp[j] + s (x - xp[j]) is linear in x (its second derivative in x is
+    # 0, and a kink at a knot has none but a Dirac mass that no Hessian holds): the reverse
+    # rule on adjdot, plus zbar times the tangents of its coefficients s and u, which vary
+    # with the table: h' = xp'[j+1] - xp'[j], s' = (fp'[j+1] - fp'[j] - s h') / h,
+    # u' = (x' - xp'[j] - u h') / h. A constant table leaves no such term.
+    interp_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb)
+    interp_reverse(val, adjdot, o, n, ia, ib, k, c, pool, off, ca, cb)
+    if cb:
+        return
+    for i in range(n):
+        g = adj[o + i]
+        j, dx, u, s = interp_partials(val, ib, k, val[ia + i])
+        if g == 0.0 or j < 0:
+            continue
+        h = val[ib + j + 1] - val[ib + j]
+        hd = dot[ib + j + 1] - dot[ib + j]
+        sd = (dot[ib + k + j + 1] - dot[ib + k + j] - s * hd) / h
+        ud = ((0.0 if ca else dot[ia + i]) - dot[ib + j] - u * hd) / h
+        if not ca:
+            adjdot[ia + i] += g * sd
+        adjdot[ib + k + j] -= g * ud
+        adjdot[ib + k + j + 1] += g * ud
+        adjdot[ib + j] += g * (sd * (u - 1.0) + s * ud)
+        adjdot[ib + j + 1] -= g * (sd * u + s * ud)
+
+
 # --- np.correlate: z[i] = sum_p a[i + lag + p] v[p] over the overlap; pool[k:] = na, nv, lag
 def correlate_into(out, x, y, o, n, ia, ib, na, nv, lag):
     for i in range(n):
@@ -131,6 +158,23 @@ def correlate_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
                 adj[ib + p] += g * val[ia + s + p]
 
 
+def correlate_hvp(val, dot, adj, adjdot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    # bilinear, as matmul_hvp: the reverse rule on adj and on adjdot, plus the cross terms
+    # abar'[i+l+p] += zbar[i] v'[p], vbar'[p] += zbar[i] a'[i+l+p]; they pair one operand's
+    # adjoint with the other's tangent, so a constant operand leaves none
+    correlate_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb)
+    correlate_reverse(val, adjdot, o, n, ia, ib, k, c, pool, off, ca, cb)
+    if ca or cb:
+        return
+    na, nv, lag = pool[k], pool[k + 1], pool[k + 2]
+    for i in range(n):
+        g = adj[o + i]
+        s = i + lag
+        for p in range(max(0, -s), min(nv, na - s)):
+            adjdot[ia + s + p] += g * dot[ib + p]
+            adjdot[ib + p] += g * dot[ia + s + p]
+
+
 def interp_check(t, i, n, sa, sb):
     k = int(t.k[i])
     return "interp table does not match its knot count" if k < 1 or sb != 2 * k or \
@@ -149,8 +193,10 @@ NUMERIC_OPS = [
     structured("interp", [np.interp], "z = fp[j] + s (x - xp[j]) in segment j (NumPy's, a "
                "knot in the segment to its right); xbar += zbar s, fpbar[j:j+2] += zbar (1-u, "
                "u), xpbar[j:j+2] += zbar s (u-1, -u), u = (x - xp[j]) / h", interp_forward,
-               interp_tangent, interp_reverse, arity=2, check=interp_check),
+               interp_tangent, interp_reverse, arity=2, check=interp_check,
+               second=interp_hvp),
     structured("correlate", [np.correlate, np.convolve], "z[i] = sum_p a[i+l+p] v[p]; "
                "abar[i+l+p] += zbar[i] v[p]; vbar[p] += zbar[i] a[i+l+p]", correlate_forward,
-               correlate_tangent, correlate_reverse, arity=2, check=correlate_check),
+               correlate_tangent, correlate_reverse, arity=2, check=correlate_check,
+               second=correlate_hvp),
 ]

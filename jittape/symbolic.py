@@ -15,7 +15,9 @@ expression calling anything else has no derivative here: :class:`NoRule`.
 import ast
 import copy
 
-#: Derivatives of called functions that are not an op's value, by argument (``u0``, ...).
+#: Derivatives of called functions that are not an op's value, by argument (``u0``, ...);
+#: ``z`` in them is the call's own value. None: unknown, so :class:`NoRule` where that
+#: argument varies (a ``"0.0"`` would be a silently wrong second derivative).
 CALLS = {
     "math.sqrt": ("0.5 / math.sqrt(u0)",),
     "math.log": ("1.0 / u0",),
@@ -25,6 +27,15 @@ CALLS = {
     # c x^(c-1), from (x, c, z = x^c): a function of x and c
     "pow_dx": ("0.0 if u1 == 0.0 or u1 == 1.0 else u1 * (u1 - 1.0) * u0 ** (u1 - 2.0)",
                "u0 ** (u1 - 1.0) * (1.0 + u1 * npy_log(u0))", "0.0"),
+    # special functions' partials (jittape.scalar_special); None: no derivative in that
+    # argument (an order or shape parameter that the op table makes a constant)
+    "cs_psi": ("polygamma(1.0, u0)",),  # psi' (DLMF 5.15.1); 1e-15, scalarmath's 1e-12
+    "trigamma": ("polygamma(2.0, u0)",),
+    "rgamma_dx": ("rgamma_dxx(u0, u1)", "0.0"),  # a function of x alone, as sinh_from_cosh
+    "multigammaln_da": ("multigammaln_daa(u0, u1)", None),
+    "gammainc_dx": (None, "gammainc_dxx(u0, u1)"),
+    "betainc_dx": (None, None, "betainc_dxx(u0, u1, u2)"),
+    "spence_dx": ("spence_dxx(u0)",),
 }
 #: Piecewise constant functions: zero derivative wherever one exists.
 CONSTANT_CALLS = {"np.sign", "np.trunc", "np.floor", "math.floor", "max_share"}
@@ -154,8 +165,10 @@ class _Differentiator:
         params, partials = self.rules[name]
         names = dict(zip(params, node.args), z=node)
         total = None
-        for arg, p in zip(node.args, partials):
+        for i, (arg, p) in enumerate(zip(node.args, partials)):
             da = self.d(arg, var)
+            if da is not None and p is None:
+                raise NoRule(f"{name} in argument {i}")
             if da is not None and p != "0.0":
                 total = _add(total, _mul(_Subst(names).visit(_parse(p)), da))
         return total

@@ -43,5 +43,5 @@ def test_several_arguments():
 
 
 def test_op_without_second_order_rule_is_named():
-    with pytest.raises(jittape.NotDifferentiableError, match="'prod'"):
-        jittape.hvp(lambda x: np.prod(x))(X, V)
+    with pytest.raises(jittape.NotDifferentiableError, match="'inv'"):
+        jittape.hvp(lambda x: np.sum(np.linalg.inv(x.reshape(3, 3) + 3.0 * np.eye(3))))(X, V)
