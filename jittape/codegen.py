@@ -31,8 +31,9 @@ from .optable import LEAF, UNARY
 #: helpers (SciPy's C functions ``cs_<name>`` too: :mod:`jittape.externals`) and every
 #: module that defines a kernel of the op table.
 HELPER_MODULES = (scalarmath, scalar_special) + tuple(sorted(
-    {sys.modules[k.__module__] for op in OPS for k in (op.forward, op.tangent, op.reverse)
-     if k is not None}, key=lambda m: m.__name__))
+    {sys.modules[k.__module__] for op in OPS
+     for k in (op.forward, op.tangent, op.reverse, op.second) if callable(k)},
+    key=lambda m: m.__name__))
 HEADER = "import math\n\nimport numpy as np\nfrom numba import njit\n\n"
 #: The interpreted tier runs the same source with a decorator that does nothing.
 PY_HEADER = "import math\n\nimport numpy as np\nfrom jittape.tiers import njit\n\n"

@@ -2,8 +2,9 @@
 
 Each entry (:class:`jittape.optable.Op`) gives an op's name, kind, NumPy mapping, value rule,
 derivative rules and test spec; the entries live in :mod:`jittape.rules_elementwise`,
-:mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg`, :mod:`jittape.rules_decomp`,
-:mod:`jittape.rules_signal` and :mod:`jittape.rules_special`. The forward, reverse and tangent sweeps, the tape compiler,
+:mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg`, :mod:`jittape.rules_linalg2`,
+:mod:`jittape.rules_decomp`, :mod:`jittape.rules_matfuncs`, :mod:`jittape.rules_signal` and
+:mod:`jittape.rules_special`. The forward, reverse and tangent sweeps, the tape compiler,
 the ufunc dispatch, ``python -m jittape ops``, the docs page and the generic rule tests are
 generated from this list. Adding an op is adding an entry (append: the position is the
 opcode, which tape files store).
@@ -15,6 +16,7 @@ from . import rules_arrays as A
 from . import rules_decomp as D
 from . import rules_elementwise as E
 from . import rules_linalg as L
+from . import rules_linalg2 as L2
 from . import rules_matfuncs as MF
 from . import rules_signal as SIG
 from . import rules_special as SP
@@ -25,7 +27,7 @@ _ENTRIES = (
      leaf("const", "leaf: constants get no derivative")]
     + E.UNARY_OPS + E.CONST_OPS + E.BINARY_OPS + E.COMPARE_OPS + [E.WHERE]
     + A.INDEXING_OPS + A.REDUCTION_OPS + [L.MATMUL] + A.CONTROL_OPS
-    + E.MORE_UNARY_OPS + E.MORE_BINARY_OPS + A.SCAN_OPS + L.LINALG_OPS + E.LAST_BINARY_OPS
+    + E.MORE_UNARY_OPS + E.MORE_BINARY_OPS + A.SCAN_OPS + L2.LINALG_OPS + E.LAST_BINARY_OPS
     + SIG.NUMERIC_OPS
     + SP.SPECIAL_OPS
     + D.DECOMP_OPS

@@ -4,9 +4,9 @@ An op is one :class:`Op` entry and nothing else anywhere names it: the sweeps
 (:mod:`jittape.codegen`), the tape compiler, the NumPy dispatch of elementwise ufuncs,
 ``python -m jittape ops``, the docs page and the generic rule tests are all generated from
 the entries. The entries themselves are in :mod:`jittape.rules_elementwise`,
-:mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg`, :mod:`jittape.rules_decomp`,
-:mod:`jittape.rules_signal` and :mod:`jittape.rules_special`; :mod:`jittape.ops` assembles
-them in opcode order.
+:mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg`, :mod:`jittape.rules_linalg2`,
+:mod:`jittape.rules_decomp`, :mod:`jittape.rules_matfuncs`, :mod:`jittape.rules_signal` and
+:mod:`jittape.rules_special`; :mod:`jittape.ops` assembles them in opcode order.
 
 Rule convention (one explanatory block instead of one per op)
 -------------------------------------------------------------

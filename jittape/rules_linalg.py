@@ -1,4 +1,4 @@
-"""Op table entries: matrix products and dense linear algebra (structured ops).
+"""Op table entries: matrix products; the kernels of dense linear algebra (structured ops).
 
 Tangent and adjoint rules side by side, the adjoint being the transpose of the tangent map:
 Giles, "Collected matrix derivative results for forward and reverse mode algorithmic
@@ -6,13 +6,15 @@ differentiation" (2008) for products, inv, solve and det; Murray, "Differentiati
 Cholesky decomposition" (2016); Magnus & Neudecker, "Matrix Differential Calculus", ch. 8
 for eigh. Matrices are C-ordered blocks of ``val``; ``pool[k:]`` holds their sizes. A
 symmetric input's adjoint is symmetrised (the tangent reads the symmetric part), which is
-the derivative of the routine applied to the symmetric matrix its input stands for.
+the derivative of the routine applied to the symmetric matrix its input stands for. The
+entries of inv, solve, slogdet, cholesky and eigh, with their second-order rules, are in
+:mod:`jittape.rules_linalg2`.
 """
 
 import numpy as np
 
 from . import rules_patterns as P
-from .optable import Spec, pool_at, structured
+from .optable import pool_at, structured
 
 
 # --- (batched) matrix product, pool[k:] = m, kk, n, batch ---------------------------------
@@ -319,50 +321,8 @@ def matrix_check(result_size, uses_b=False, operand_size=lambda nn, m: nn * nn):
     return check
 
 
-def _eye(x):
-    return np.eye(x.shape[-1])
-
-
-def _sym(x):
-    return x + np.swapaxes(x, -1, -2)
-
-
-# the generic checker's cases for stacks (tests/test_ops.py adds the single-matrix ones)
-_STACKS = (((2, 3, 3),), ((2, 1, 2, 2),))
-_INV = Spec(shapes=_STACKS, fn=lambda x: np.linalg.inv(x + 3 * _eye(x)))
-_SOLVE = Spec(shapes=(((2, 3, 3), (3,)), ((2, 3, 3), (2, 3, 2)), ((2, 1, 3, 3), (3, 3, 1))),
-              fn=lambda a, b: np.linalg.solve(a + 3 * _eye(a), b))
-_DET = Spec(shapes=_STACKS, fn=lambda x: np.linalg.det(x + 2 * _eye(x)))
-_CHOL = Spec(shapes=_STACKS, fn=lambda x: np.linalg.cholesky(x @ np.swapaxes(x, -1, -2) +
-                                                             _eye(x)))
-_EIGH = Spec(shapes=_STACKS, fn=lambda x: np.linalg.eigh(
-    _sym(x) + np.diag(3.0 * np.arange(x.shape[-1])))[1] ** 2)
-
 MATMUL = structured("matmul", [np.matmul, np.dot],
                     "Z = X @ Y; Zdot = Xdot Y + X Ydot; Xbar += Zbar Y^T; Ybar += X^T Zbar",
                     matmul_forward, matmul_tangent, matmul_reverse, arity=2,
                     check=matmul_check, second=matmul_hvp, pattern=P.matmul_pattern,
                     second_pattern=P.matmul_pairs)
-
-LINALG_OPS = [
-    structured("inv", [np.linalg.inv], "Y = A^-1; Ydot = -Y Adot Y; Abar += -Y^T Ybar Y^T",
-               inv_forward, inv_tangent, inv_reverse,
-               check=matrix_check(lambda nn, m: nn * nn), spec=_INV),
-    structured("solve", [np.linalg.solve],
-               "X = A^-1 B; Xdot = A^-1 (Bdot - Adot X); Bbar += A^-T Xbar; Abar += -Bbar X^T",
-               solve_forward, solve_tangent, solve_reverse, arity=2,
-               check=matrix_check(lambda nn, m: nn * m, True), spec=_SOLVE),
-    structured("slogdet", [np.linalg.slogdet, np.linalg.det],
-               "(s, l) = (sign, log|det A|); ldot = tr(A^-1 Adot); Abar += lbar A^-T; "
-               "det = s e^l", slogdet_forward, slogdet_tangent, slogdet_reverse,
-               check=matrix_check(lambda nn, m: 2), spec=_DET),
-    structured("cholesky", [np.linalg.cholesky],
-               "Ldot = L Phi(L^-1 Adot L^-T); Abar += sym(L^-T Phi(L^T Lbar) L^-1), Phi = "
-               "lower triangle, half diagonal (Murray 2016)", cholesky_forward,
-               cholesky_tangent, cholesky_reverse, check=matrix_check(lambda nn, m: nn * nn),
-               spec=_CHOL),
-    structured("eigh", [np.linalg.eigh, np.linalg.eigvalsh],
-               "wdot = diag(V^T Adot V); Abar += sym(V (diag(wbar) + F o (V^T Vbar)) V^T), "
-               "F_ij = 1/(w_j - w_i)", eigh_forward, eigh_tangent, eigh_reverse,
-               check=matrix_check(lambda nn, m: nn + nn * nn), spec=_EIGH),
-]
