@@ -3,7 +3,7 @@
 Forward, tangent, reverse and second-order kernels side by side (signatures in
 :mod:`jittape.optable`; entries in :mod:`jittape.rules_arrays`). Operands are viewed as
 ``(outer, m, inner)``, the layout ``pool[k:k+3]``, and the product runs along ``m``. Every
-rule is exact with zero factors: no division by a factor that may be zero.
+rule is exact with zero factors: none divides by a factor that is zero.
 """
 
 
