@@ -83,10 +83,11 @@ def hessian_rows(n, dense_n, repeat):
     return rows
 
 
-def minimize_rows(n):
+def minimize_rows(n, bfgs=True):
     x0 = np.where(np.arange(n) % 2 == 0, -1.2, 1.0)
     rows = []
-    for method in ("BFGS", "L-BFGS-B", "Newton-CG", "trust-krylov", "trust-constr"):
+    methods = ("BFGS",) * bfgs + ("L-BFGS-B", "Newton-CG", "trust-krylov", "trust-constr")
+    for method in methods:
         opts = {"maxiter": 20000} if method != "L-BFGS-B" else {"maxiter": 20000,
                                                                  "maxfun": 40000}
         t0 = time.perf_counter()
@@ -148,17 +149,19 @@ def main():
     ap.add_argument("--dense-n", type=int, default=10_000)
     ap.add_argument("--opt-n", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=21)
+    ap.add_argument("--no-bfgs", action="store_true",
+                    help="skip BFGS (SciPy's dense n x n update: minutes at n = 1000)")
     ap.add_argument("--output", type=Path, default=RESULTS / "second_order.md")
     args = ap.parse_args()
     lines = ["# Second order: sparse Hessians, Newton-type methods, IPOPT", "",
              f"- command: `python benchmarks/bench_second_order.py --n {args.n} --dense-n "
-             f"{args.dense_n} --opt-n {args.opt_n}` (one process; medians of "
+             f"{args.dense_n} --opt-n {args.opt_n}{' --no-bfgs' * args.no_bfgs}` (one process; medians of "
              f"{args.repeat} alternating samples)", "", "## Hessians", ""]
     lines += _fmt_hessians(hessian_rows(args.n, args.dense_n, args.repeat))
     lines += ["", f"## Rosenbrock n = {args.opt_n} with jittape.minimize", "",
               "| method | time | iterations | f evaluations | Hessian (or HVP) evaluations "
               "| max abs(x - 1) | success |", "|---|---:|---:|---:|---:|---:|---|"]
-    for m, dt, nit, nfev, nhev, err, ok in minimize_rows(args.opt_n):
+    for m, dt, nit, nfev, nhev, err, ok in minimize_rows(args.opt_n, not args.no_bfgs):
         lines.append(f"| {m} | {dt:.2f} s | {nit} | {nfev} | {nhev} | {err:.1e} | {ok} |")
     ip = ipopt_rows(args.opt_n)
     lines += ["", "## IPOPT (method='ipopt')", ""]
