@@ -3,17 +3,18 @@
 Each entry (:class:`jittape.optable.Op`) gives an op's name, kind, NumPy mapping, value rule,
 derivative rules and test spec; the entries live in :mod:`jittape.rules_elementwise`,
 :mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg`, :mod:`jittape.rules_linalg2`,
-:mod:`jittape.rules_decomp`, :mod:`jittape.rules_matfuncs`, :mod:`jittape.rules_signal` and
-:mod:`jittape.rules_special`. The forward, reverse and tangent sweeps, the tape compiler,
-the ufunc dispatch, ``python -m jittape ops``, the docs page and the generic rule tests are
-generated from this list. Adding an op is adding an entry (append: the position is the
+:mod:`jittape.rules_decomp2`, :mod:`jittape.rules_matfuncs`, :mod:`jittape.rules_signal` and
+:mod:`jittape.rules_special` (the kernels of the ``2`` modules' entries partly in
+:mod:`jittape.rules_linalg` and :mod:`jittape.rules_decomp`). The forward, reverse and
+tangent sweeps, the tape compiler, the ufunc dispatch, ``python -m jittape ops``, the docs
+page and the generic rule tests are generated from this list. Adding an op is adding an entry (append: the position is the
 opcode, which tape files store).
 """
 
 import dataclasses
 
 from . import rules_arrays as A
-from . import rules_decomp as D
+from . import rules_decomp2 as D2
 from . import rules_elementwise as E
 from . import rules_linalg as L
 from . import rules_linalg2 as L2
@@ -30,7 +31,7 @@ _ENTRIES = (
     + E.MORE_UNARY_OPS + E.MORE_BINARY_OPS + A.SCAN_OPS + L2.LINALG_OPS + E.LAST_BINARY_OPS
     + SIG.NUMERIC_OPS
     + SP.SPECIAL_OPS
-    + D.DECOMP_OPS
+    + D2.DECOMP_OPS
     + MF.MATFUNC_OPS
 )
 

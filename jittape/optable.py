@@ -5,8 +5,9 @@ An op is one :class:`Op` entry and nothing else anywhere names it: the sweeps
 ``python -m jittape ops``, the docs page and the generic rule tests are all generated from
 the entries. The entries themselves are in :mod:`jittape.rules_elementwise`,
 :mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg`, :mod:`jittape.rules_linalg2`,
-:mod:`jittape.rules_decomp`, :mod:`jittape.rules_matfuncs`, :mod:`jittape.rules_signal` and
-:mod:`jittape.rules_special`; :mod:`jittape.ops` assembles them in opcode order.
+:mod:`jittape.rules_decomp2`, :mod:`jittape.rules_matfuncs`, :mod:`jittape.rules_signal` and
+:mod:`jittape.rules_special` (the kernels of the ``2`` modules' entries partly in
+:mod:`jittape.rules_linalg` and :mod:`jittape.rules_decomp`); :mod:`jittape.ops` assembles them in opcode order.
 
 Rule convention (one explanatory block instead of one per op)
 -------------------------------------------------------------

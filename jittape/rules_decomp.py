@@ -1,4 +1,4 @@
-"""Op table entries: matrix decompositions (svd, qr) on stacks of (m, n) matrices.
+"""The kernels of matrix decompositions (svd, qr, pinv) on stacks of (m, n) matrices.
 
 Tangent and adjoint rules side by side, the adjoint the transpose of the tangent map. The
 forward kernels call the LAPACK drivers NumPy calls, with NumPy's options
@@ -8,14 +8,15 @@ forward kernels call the LAPACK drivers NumPy calls, with NumPy's options
 experimental design" (2018) and Seeger et al., "Auto-differentiating linear algebra" (2017)
 for qr. Layout as in :mod:`jittape.rules_linalg`: a record holds a stack, the batch count
 is its size over one matrix's result, and each kind of output (all singular values, then
-all U, then all Vh) is one contiguous part.
+all U, then all Vh) is one contiguous part. The entries, with the second-order rules, are in
+:mod:`jittape.rules_decomp2`.
 """
 
 import numpy as np
 
 from .errors import NotDifferentiableError
-from .optable import Spec, pool_at, structured
-from .rules_linalg import matrix_check, stack_count
+from .optable import pool_at
+from .rules_linalg import stack_count
 
 #: Singular values closer than this times the largest are taken as equal: the singular
 #: vectors there (and, for a non-square matrix, those of a zero singular value) have no
@@ -316,11 +317,6 @@ QR_UNDEFINED = ("np.linalg.qr(mode='complete') of a tall matrix: a derivative of
                 "columns of Q (any orthonormal completion) is undefined; use mode='reduced'")
 
 
-def _qr_all(x):
-    q, r = np.linalg.qr(x)
-    return np.concatenate([q.ravel(), r.ravel()])
-
-
 # --- pinv: pool[k:] = m, n; c = rcond -----------------------------------------------------
 def pinv_one(a, rcond):
     # NumPy's pinv: V diag(1/s, 0 at s <= rcond max(s)) U^T from the reduced svd
@@ -374,31 +370,3 @@ SVD_UNDEFINED = (
     "full_matrices=True adds to a non-square matrix have none; differentiate functions of "
     "the singular values (compute_uv=False), of the vectors of distinct ones, or use "
     "full_matrices=False")
-
-
-def _svd_all(x):
-    u, s, vh = np.linalg.svd(x, full_matrices=False)
-    return np.concatenate([u.ravel(), s.ravel(), vh.ravel()])
-
-
-DECOMP_OPS = [
-    structured("svd", [np.linalg.svd, np.linalg.svdvals],
-               "P = U^T Adot V; sdot = diag(P); Udot = U (F o (P S + S P^T)) + (I - UU^T) "
-               "Adot V S^-1; Abar += U (J S + diag(sbar) + S K) V^T + projections, "
-               "F_ij = 1/(s_j^2 - s_i^2) (Townsend 2016); vectors of repeated singular values: "
-               "no derivative (raises)", svd_forward, svd_tangent, svd_reverse,
-               check=decomp_check("svd", svd_size), undefined=SVD_UNDEFINED,
-               spec=Spec(shapes=(((3, 3),), ((4, 3),), ((2, 2, 3),)), fn=_svd_all)),
-    structured("qr", [np.linalg.qr],
-               "A = [X|Y]: C = Q^T Xdot R1^-1, W = tril(C,-1) - tril(C,-1)^T, R1dot = (C - W) "
-               "R1, Qdot = Q W + (I - QQ^T) Xdot R1^-1, (Q^T Y)dot = Qdot^T Y + Q^T Ydot; "
-               "Abar: the transpose (Walter & Lehmann 2018, Liao et al. 2019)",
-               qr_forward, qr_tangent, qr_reverse, check=decomp_check("qr", qr_size), undefined=QR_UNDEFINED,
-               spec=Spec(shapes=(((3, 3),), ((4, 3),), ((2, 3, 4),)), fn=_qr_all)),
-    structured("pinv", [np.linalg.pinv],
-               "X = A^+; Xdot = -X Adot X + X X^T Adot^T (I - A X) + (I - X A) Adot^T X^T X; "
-               "Abar += -X^T G X^T + (I - A X) G^T X X^T + X^T X G^T (I - X A) (Golub & "
-               "Pereyra 1973, constant rank)", pinv_forward, pinv_tangent, pinv_reverse,
-               check=matrix_check(lambda m, nc: m * nc, operand_size=lambda m, nc: m * nc),
-               spec=Spec(shapes=(((3, 3),), ((4, 3),), ((2, 2, 3),)), fn=np.linalg.pinv)),
-]

@@ -7,7 +7,8 @@ Matrix Anal. Appl. 26, 2005, Algorithm 2.3). SciPy's ``expm`` refines it (Al-Moh
 value is SciPy's own. The derivative is the Fréchet derivative ``L(A, E)``, the upper right
 block of ``exp([[A, E], [0, A]])`` (Higham, "Functions of Matrices", SIAM 2008, eq. 3.16 and
 sec. 10.6), and its adjoint is ``L(A^T, G)`` (ibid., sec. 3.6), so tangent and reverse use
-the same kernel. Layout as in :mod:`jittape.rules_linalg` (a stack, pool[k] = n).
+the same kernel; the second-order rule adds the second Fréchet derivative, from a 4n x 4n
+block exponential (Higham & Relton 2014). Layout as in :mod:`jittape.rules_linalg` (a stack, pool[k] = n).
 """
 
 import numpy as np
@@ -130,12 +131,52 @@ def expm_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
             np.ascontiguousarray(square(adj, o + s, nn))).ravel()
 
 
+def expm_frechet2(a, e1, e2):
+    # L2(a, e1, e2), the second Frechet derivative (d/dt L(a + t e2, e1)): the (1, 4) block
+    # of exp([[a, e1, e2, 0], [0, a, 0, e2], [0, 0, a, e1], [0, 0, 0, a]]) (Higham & Relton,
+    # "Higher order Frechet derivatives of matrix functions and the level-2 condition
+    # number", SIAM J. Matrix Anal. Appl. 35, 2014, Thm. 3.5); e1, e2 scaled as in
+    # expm_frechet (L2 is bilinear in them)
+    n = a.shape[0]
+    na = np.max(np.sum(np.abs(a), axis=0))
+    n1 = np.max(np.sum(np.abs(e1), axis=0))
+    n2 = np.max(np.sum(np.abs(e2), axis=0))
+    if n1 == 0.0 or n2 == 0.0:
+        return np.zeros((n, n))
+    f1 = (na if na > 0.0 else 1.0) / n1
+    f2 = (na if na > 0.0 else 1.0) / n2
+    big = np.zeros((4 * n, 4 * n))
+    for b in range(4):
+        big[b * n:(b + 1) * n, b * n:(b + 1) * n] = a
+    big[:n, n:2 * n] = e1 * f1
+    big[2 * n:3 * n, 3 * n:] = e1 * f1
+    big[:n, 2 * n:3 * n] = e2 * f2
+    big[n:2 * n, 3 * n:] = e2 * f2
+    return expm_one(big)[:n, 3 * n:] / (f1 * f2)
+
+
+def expm_hvp(val, dot, adj, adjdot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    # Abar = L(A^T, G), so Abar' = L(A^T, G') + L2(A^T, G, Ad^T): the reverse rule on
+    # adjdot plus the second Frechet derivative (expm_frechet2)
+    expm_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb)
+    expm_reverse(val, adjdot, o, n, ia, ib, k, c, pool, off, ca, cb)
+    if ca:
+        return
+    nn = pool[k]
+    for q in range(stack_count(n, nn * nn)):
+        s = q * nn * nn
+        adjdot[ia + s:ia + s + nn * nn] += expm_frechet2(
+            np.ascontiguousarray(square(val, ia + s, nn).T),
+            np.ascontiguousarray(square(adj, o + s, nn)),
+            np.ascontiguousarray(square(dot, ia + s, nn).T)).ravel()
+
+
 MATFUNC_OPS = [
     structured("expm", ["scipy.linalg.expm"],
                "Y = exp(A) (scaling and squaring, Pade 3-13); Ydot = L(A, Adot), the upper "
                "right block of exp([[A, Adot], [0, A]]); Abar += L(A^T, Ybar) (Higham 2008)",
                expm_forward, expm_tangent, expm_reverse,
-               check=matrix_check(lambda nn, m: nn * nn),
+               check=matrix_check(lambda nn, m: nn * nn), second=expm_hvp,
                spec=Spec(lo=-1.0, hi=1.0, shapes=(((3, 3),), ((2, 2, 2),)),
                          fn=lambda x: __import__("scipy.linalg").linalg.expm(x * 3.0))),
 ]
