@@ -136,3 +136,58 @@ def test_cholesky_closed_forms():
     f = lambda a: 2 * np.sum(np.log(np.diagonal(np.linalg.cholesky(a))))  # noqa: E731
     want = -np.trace(si @ p(e) @ si @ p(g))
     np.testing.assert_allclose(_bilinear(f, s, e, g), want, rtol=1e-9)
+
+
+# --- decompositions (jittape.rules_decomp2) and expm (jittape.rules_matfuncs) --------------
+def test_svd_sum_of_squared_singular_values():
+    # sum(s^2) = ||A||_F^2: Hessian 2 I, on a stack of non-square matrices too
+    for shape in ((3, 3), (2, 4, 3)):
+        x = RNG.standard_normal(shape)
+        h = jittape.hessian(lambda a: np.sum(np.linalg.svd(a, compute_uv=False) ** 2))(x)
+        np.testing.assert_allclose(h.reshape(x.size, x.size), 2 * np.eye(x.size),
+                                   atol=1e-10)
+
+
+def test_svd_vectors_and_qr_reassemble():
+    # U diag(s) V^T = A and Q R = A: a linear function of them has Hessian 0; R^T R = A^T A
+    x = RNG.standard_normal((4, 3))
+    c = RNG.standard_normal((4, 3))
+    d = RNG.standard_normal((3, 3))
+
+    def by_svd(a):
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        return np.sum(c * ((u * s) @ vh))
+
+    def by_qr(a):
+        q, r = np.linalg.qr(a)
+        return np.sum(c * (q @ r)) + np.sum(d * (r.T @ r))
+    np.testing.assert_allclose(jittape.hessian(by_svd)(x), 0.0, atol=1e-10)
+    np.testing.assert_allclose(jittape.hessian(by_qr)(x),
+                               jittape.hessian(lambda a: np.sum(d * (a.T @ a)))(x),
+                               rtol=1e-9, atol=1e-10)
+
+
+def test_pinv_of_full_column_rank_is_a_composition():
+    # A^+ = (A^T A)^-1 A^T for a tall matrix of full column rank
+    x = RNG.standard_normal((4, 3))
+    c = RNG.standard_normal((3, 4))
+    h = jittape.hessian(lambda a: np.sum(c * np.linalg.pinv(a)))(x)
+    want = jittape.hessian(lambda a: np.sum(c * (np.linalg.inv(a.T @ a) @ a.T)))(x)
+    np.testing.assert_allclose(h, want, rtol=1e-9, atol=1e-10)
+
+
+def test_expm_against_its_taylor_series():
+    # exp(A) = sum_k A^k / k!, 30 terms: exact to rounding for ||A|| ~ 1
+    import scipy.linalg
+    x = 0.3 * RNG.standard_normal((2, 3, 3))
+    c = RNG.standard_normal((2, 3, 3))
+
+    def series(a):
+        term, total = a, np.eye(3) + a
+        for k in range(2, 30):
+            term = term @ a / k
+            total = total + term
+        return np.sum(c * total)
+    e, g = RNG.standard_normal((2, 2, 3, 3))
+    got = _bilinear(lambda a: np.sum(c * scipy.linalg.expm(a)), x, e, g)
+    np.testing.assert_allclose(got, _bilinear(series, x, e, g), rtol=1e-9)
