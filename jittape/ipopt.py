@@ -17,6 +17,7 @@ binding; its ``Problem`` interface is documented at https://cyipopt.readthedocs.
 import numpy as np
 
 from .errors import NotDifferentiableError
+from .scipy_derivatives import dict_to_nonlinear
 from .taped_function import taped
 
 _INSTALL = ("method='ipopt' needs cyipopt: `pip install 'jittape[ipopt]'` (binary wheels that "
@@ -55,10 +56,8 @@ class _Block:
     def __init__(self, con, x0):
         import scipy.optimize as so
         if isinstance(con, dict):
-            args = tuple(con.get("args", ()))
-            f = (lambda x: con["fun"](x, *args))
-            lb, ub = 0.0, (0.0 if con["type"].lower() == "eq" else np.inf)
-        elif isinstance(con, so.NonlinearConstraint):
+            con = dict_to_nonlinear(con)
+        if isinstance(con, so.NonlinearConstraint):
             f, lb, ub = con.fun, con.lb, con.ub
         elif isinstance(con, so.LinearConstraint):
             a = con.A.toarray() if hasattr(con.A, "toarray") else np.asarray(con.A, float)

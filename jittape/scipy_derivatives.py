@@ -58,7 +58,7 @@ def objective_kwargs(tf, method, x0, args):
     return kw
 
 
-def _dict_to_nonlinear(con):
+def dict_to_nonlinear(con):
     """A SciPy constraint dict (``{'type': 'eq' | 'ineq', 'fun', 'args'}``) as a
     NonlinearConstraint (``eq``: ``c(x) = 0``; ``ineq``: ``c(x) >= 0``)."""
     import scipy.optimize as so
@@ -76,7 +76,7 @@ def with_derivatives(con, method, x0):
             return con
         if method != "trust-constr":
             return dict(con, jac=taped(con["fun"]).jacobian)
-        con = _dict_to_nonlinear(con)
+        con = dict_to_nonlinear(con)
     if not isinstance(con, so.NonlinearConstraint) or callable(con.jac):
         return con  # LinearConstraint and the like need no derivative
     tc = taped(con.fun)

@@ -27,29 +27,27 @@ def _require_scalar(tape):
             f"for the Hessian of weights . f, or use jittape.jacobian of the gradient")
 
 
-def _seed_output(tape, adj, weights):
-    """Set the output's adjoint: 1 for a scalar output (``weights`` None), else ``weights``
-    (the Hessian is then that of ``weights . f``)."""
-    t = tape.arrays
-    out = slice(int(t.off[tape.out_id]), int(t.off[tape.out_id + 1]))
+def _output_seed(tape, weights):
+    """The output's adjoint seed: 1 for a scalar output (``weights`` None), else the flat
+    ``weights`` (the Hessian is then that of ``weights . f``). Checked once per call."""
     if weights is None:
         _require_scalar(tape)
-        adj[out] = 1.0
-        return
+        return 1.0
     w = np.asarray(weights, dtype=np.float64)
     if w.shape != tuple(tape.out_shape):
         raise ValueError(f"weights have shape {w.shape}; the output's is {tape.out_shape}")
-    adj[out] = w.ravel()
+    return w.ravel()
 
 
-def _second(tape, sw, val, dot, adj, adjdot, weights):
+def _second(tape, sw, val, dot, adj, adjdot, seed):
     """One tangent sweep of ``dot`` (inputs' tangents set), then the second-order sweep
-    from the seeded output: ``adj`` the gradient, ``adjdot`` the HVP (buffers zeroed here)."""
+    from the output seeded with ``seed``: ``adj`` the gradient, ``adjdot`` the HVP
+    (buffers zeroed here)."""
     t = tape.arrays
     sw.tangent_sweep(*t.columns, val, dot)
     adj.fill(0.0)
     adjdot.fill(0.0)
-    _seed_output(tape, adj, weights)
+    adj[t.off[tape.out_id]:t.off[tape.out_id + 1]] = seed
     bad = sw.hvp_sweep(*t.columns, val, dot, adj, adjdot, tape.out_id)
     if bad >= 0:
         raise _no_rule(t, bad)
@@ -59,12 +57,11 @@ def tape_hvp(tape, val, tangents, weights=None):
     """``(gradient, H v)`` of a scalar-output tape (or of ``weights . f`` for an array
     output) at the values ``val`` (computed), for the input tangents ``tangents`` (one per
     input, each of its shape), in the structure of the tape's differentiated arguments."""
-    if weights is None:
-        _require_scalar(tape)
+    seed = _output_seed(tape, weights)
     dot = tangent_buffer(tape, tangents)
     adj, adjdot = np.zeros_like(val), np.zeros_like(val)
     if tape.out_id >= 0:
-        _second(tape, for_tape(tape.arrays), val, dot, adj, adjdot, weights)
+        _second(tape, for_tape(tape.arrays), val, dot, adj, adjdot, seed)
     return tape._input_adjoints(adj), tape._input_adjoints(adjdot)
 
 
@@ -72,20 +69,19 @@ def compressed_hessian(tape, val, colors, weights=None):
     """``B = H S``, shape ``(n, ncolors)``: one HVP per color, the seed ``S[:, c]`` the sum of
     the unit vectors of the inputs' elements (flattened, concatenated) of color ``c``.
     ``colors = arange(n)`` gives the dense Hessian."""
+    seed = _output_seed(tape, weights)
     t = tape.arrays
     at = np.concatenate([np.arange(t.off[i], t.off[i + 1]) for i in t.inputs])
     ncolors = int(colors.max()) + 1 if colors.size else 0
     b = np.zeros((at.size, ncolors))
     if tape.out_id < 0:
-        if weights is None:
-            _require_scalar(tape)
         return b
     sw = for_tape(t)
     dot, adj, adjdot = np.empty_like(val), np.empty_like(val), np.empty_like(val)
     for c in range(ncolors):
         dot.fill(0.0)
         dot[at[colors == c]] = 1.0
-        _second(tape, sw, val, dot, adj, adjdot, weights)
+        _second(tape, sw, val, dot, adj, adjdot, seed)
         b[:, c] = adjdot[at]
     return b
 
