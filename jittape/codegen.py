@@ -19,6 +19,7 @@ sweeps themselves), so whole replays are orchestrated from Python (:mod:`jittape
 """
 
 import inspect
+import math
 import re
 
 import sys
@@ -42,6 +43,23 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # tape columns are t_op, t_a, ... so that x, y, z, q, c stay free for the rule expressions
 TAPE = "t_op, t_a, t_b, t_k, t_c, off, pool"
 
+
+
+def rule_args(op, x, y, q, c):
+    """The arguments of op's generated rule functions ``f_<name>(x, y, q, c)`` (the tape
+    compiler's elementwise calls)."""
+    return f"{x}, {y if op.kind != UNARY else '0.0'}, {q if op.arity == 3 else '0.0'}, " \
+        f"{literal(c)}"
+
+
+def literal(x):
+    """Python source of the float ``x`` (nan and inf through ``math``)."""
+    x = float(x)
+    if math.isnan(x):
+        return "math.nan"
+    if math.isinf(x):
+        return "math.inf" if x > 0 else "-math.inf"
+    return repr(x)
 
 def _helpers():
     table = {}

@@ -23,20 +23,21 @@ is the entry's ``fusion``. The module is self-contained and loaded through
 :mod:`jittape.jitcache` under a hash of its source, so Numba's ``cache=True`` keeps the
 machine code across processes.
 
-Numba's compile time grows with the length of a function (measured here: about 2 ms per
-generated statement, 20 s for a 528-record scalar tape), so straight-line code pays off for
-tapes of few records over large arrays, where fusion saves memory passes, and not for long
-scalar tapes, which the interpreter replays: :data:`MAX_STATEMENTS` bounds what compiles.
+Numba's compile time grows with the length of a function (about 2 ms per generated
+statement), so a long scalar tape (a Python loop over ``x[i]``) is *rerolled*
+(:mod:`jittape.reroll`): the repeated body of its loop is emitted once, as a loop over an
+index table, and the kernel calls it once per run of iterations. Lennard-Jones pairs at
+N = 38 (12,768 records) become one 18-record body and a kernel of under 300 statements.
+:data:`MAX_STATEMENTS` bounds what compiles; longer kernels (tapes without repeats) are
+replayed by the interpreter.
 """
-
-import math
 
 import numpy as np
 
 from . import jitcache
-from .codegen import HEADER, helper_source, rule_roots
+from .codegen import HEADER, helper_source, literal as _lit, rule_args as _args, rule_roots
 from .ops import OPS, codes, operands
-from .optable import UNARY
+from .reroll import body_source, find_segments, forwards, mark_stored, table_rows
 
 
 def _codes(pred):
@@ -52,21 +53,10 @@ _LOADS = _SLICE | _GATHER  # join a fused loop as an (indexed) load from the buf
 #: Tapes whose kernel would exceed this many statements are not compiled (about 2 ms of
 #: Numba compile time each); the interpreter replays them.
 MAX_STATEMENTS = 1500
-
-
-def _args(op, x, y, q, c):
-    """The arguments of op's generated rule functions ``f_<name>(x, y, q, c)``."""
-    return f"{x}, {y if op.kind != UNARY else '0.0'}, {q if op.arity == 3 else '0.0'}, " \
-        f"{_lit(c)}"
-
-
-def _lit(x):
-    x = float(x)
-    if math.isnan(x):
-        return "math.nan"
-    if math.isinf(x):
-        return "math.inf" if x > 0 else "-math.inf"
-    return repr(x)
+#: Tapes of more records are not compiled (the code generator is Python: ~10 us a record).
+MAX_RECORDS = 200_000
+#: Tapes with at least this many scalar records are searched for loop bodies to reroll.
+REROLL_RECORDS = 64
 
 
 class _Gen:
@@ -87,11 +77,36 @@ class _Gen:
         self.group_of = {}  # record -> group id (fused elementwise array records)
         self.groups = []  # group id -> (members, fused sum record or -1)
         self._partition()
+        self._reroll()
         self._layout()
 
     # --- structure ---
     def _operands(self, i):
         return operands(self.t, i)
+
+    def _reroll(self):
+        """Find the loop bodies of long scalar stretches (:mod:`jittape.reroll`)."""
+        self.segments, self.bodies = [], []
+        if int(np.count_nonzero(self.size == 1)) >= REROLL_RECORDS:
+            self.segments, self.bodies = find_segments(self.t, self.size)
+            mark_stored(self.segments, self.bodies, self.consumers, self.out)
+        self.seg_at = {seg.start: seg for seg in self.segments}
+        self.seg_of = {}  # record of a rerolled rep -> its segment
+        for seg in self.segments:
+            self.seg_of.update(dict.fromkeys(range(seg.start, seg.stop), seg))
+        # body records whose value straight-line code reads from a local v<i>
+        self.loaded = {i for i, seg in self.seg_of.items()
+                       if i == self.out or any(c not in self.seg_of for c in self.consumers[i])}
+        # scalar slices read by rerolled loops alone (the loops read their arrays)
+        self.unused = {i for i in range(self.t.n_records)
+                       if i not in self.seg_of and i != self.out and self.consumers[i]
+                       and forwards(self.t, i, self.size)
+                       and all(c in self.seg_of for c in self.consumers[i])}
+
+    def _local(self, i):
+        """Whether scalar record i has the locals ``v<i>``/``g<i>`` in the kernel."""
+        return self._scalar(i) and i not in self.unused and (i not in self.seg_of or
+                                                             i in self.loaded)
 
     def _is_member(self, i, n, cur=()):
         opc = int(self.t.op[i])
@@ -134,8 +149,13 @@ class _Gen:
         for i in t.inputs:
             self.xp[i] = pos
             pos += int(self.size[i])
-        pos = 0
+        pos = self.njac = 0
         for i in range(t.n_records):
+            seg = self.seg_at.get(i)
+            if seg is not None:  # stored values: one block of S slots per rep
+                pos = self._segment_slots(seg, pos)
+            if i in self.seg_of:
+                continue
             opc = int(t.op[i])
             if opc == codes.INPUT:
                 need = any(self.group_of.get(c) is None and int(t.op[c]) not in _ELEMENTWISE
@@ -151,6 +171,26 @@ class _Gen:
                 self.bo[i] = pos
                 pos += int(self.size[i])
         self.nbuf = pos
+
+    def _segment_slots(self, seg, pos):
+        body = self.bodies[seg.body]
+        seg.vb, seg.jb = pos, self.njac
+        slots = body.slots()
+        for r in range(seg.reps):
+            for m, u in enumerate(slots):
+                self.bo[seg.start + r * seg.length + u] = pos + r * len(slots) + m
+        self.njac += seg.reps * body.jac_stride
+        return pos + seg.reps * len(slots)
+
+    def tables(self, base):
+        """The index tables of the segments, laid out from position ``base`` of the kernel's
+        int array (sets each segment's ``tb``)."""
+        rows = []
+        for seg in self.segments:
+            seg.tb = base + len(rows)
+            rows += table_rows(self.t, seg, self.size,
+                               lambda j: self.xp[j] if j in self.xp else self.bo[j])
+        return np.asarray(rows, dtype=np.int64)
 
     def initial_values(self):
         """The compact value buffer before a replay: constants and guard values in place."""
@@ -188,6 +228,10 @@ class _Gen:
         in the adjoint buffer) rather than from a local."""
         out = []
         for c in self.consumers[i]:
+            if c in self.seg_of:  # a rerolled loop reads its operands through its table
+                if not forwards(self.t, i, self.size):  # (a slice: from its array)
+                    out.append(c)
+                continue
             gc = self.group_of.get(c)
             if self._scalar(i) and (gc is not None or int(self.t.op[c]) in _ELEMENTWISE):
                 continue  # elementwise code and fused loops read a scalar as the local v<i>
@@ -201,7 +245,12 @@ class _Gen:
         t = self.t
         n = t.n_records
         gdone = set()
+        self.table = self.tables(len(t.pool) + n)
         for i in range(n):
+            if i in self.seg_at:
+                self._segment(self.seg_at[i])
+            if i in self.seg_of or i in self.unused:
+                continue
             g = self.group_of.get(i)
             if g is not None:
                 if g not in gdone:
@@ -210,6 +259,7 @@ class _Gen:
                 continue
             self._record(i)
         lines = ["def tape_kernel(val0, xin, pool, want_grad):", "    val = val0.copy()",
+                 f"    jac = np.empty({self.njac})  # preaccumulated partials of rerolled loops",
                  f"    offs = pool[{len(t.pool)}:]  # compact value offsets by record id"]
         pos = 0
         for i in t.inputs:
@@ -222,7 +272,7 @@ class _Gen:
         lines.append(f"    if not want_grad:\n        return -1, {outv}, np.empty(0)")
         lines.append(f"    adj = np.zeros({max(self.nbuf, 1)})")
         lines.append("    gx = np.zeros(xin.shape[0])")
-        lines += [f"    g{i} = 0.0" for i in range(n) if self._scalar(i)]
+        lines += [f"    g{i} = 0.0" for i in range(n) if self._local(i)]
         lines.append(f"    g{self.out} = 1.0")
         lines += ["    " * (d + 1) + s for d, s in reversed(self.rev)]
         for i in t.inputs:
@@ -232,8 +282,30 @@ class _Gen:
             if i in self.bo:  # adjoints that kernels accumulated in the buffer
                 lines.append(f"    gx[{p}:{p + m}] += adj[{self.bo[i]}:{self.bo[i] + m}]")
         lines.append(f"    return -1, {outv}, gx")
-        self.n_statements = len(lines)
+        loops = [body_source(b) for b in self.bodies]
+        self.loop_source = "\n\n".join(src for src, _ in loops)
+        self.n_statements = len(lines) + sum(count for _, count in loops)
         return "\n".join(lines) + "\n"
+
+    def _segment(self, seg):
+        """A rerolled segment: one call of its body's forward loop, one of its reverse loop;
+        values that straight-line code reads are loaded into locals after it."""
+        # np.int64(): Numba compiles a callee once per distinct *literal* int argument
+        args = (f"pool, np.int64({seg.tb}), np.int64({seg.reps}), np.int64({seg.vb}), "
+                f"np.int64({seg.jb})")
+        call = f"(val, jac, xin, {args})"
+        if self.bodies[seg.body].preacc:  # not one loop with a branch: that halves its speed
+            self.F("if want_grad:")
+            self.F(f"rb{seg.body}_g{call}", 1)
+            self.F("else:")
+            self.F(f"rb{seg.body}_f{call}", 1)
+        else:
+            self.F(f"rb{seg.body}_f{call}")
+        loads = [i for i in range(seg.start, seg.stop) if i in self.loaded]
+        for i in loads:
+            self.F(f"v{i} = val[{self.bo[i]}]")
+        self.R([(0, f"adj[{self.bo[i]}] += g{i}") for i in loads] +
+               [(0, f"rb{seg.body}_r(val, jac, xin, adj, gx, {args})")])
 
     def F(self, line, d=0):
         self.fwd.append((d, line))
@@ -420,8 +492,11 @@ class _Fused:
 
 
 def kernel_source(tape):
-    """The generated Python source of ``tape``'s compiled kernel (for reading and tests)."""
-    return _Gen(tape.arrays, tape.out_id).emit()
+    """The generated Python source of ``tape``'s compiled kernel, after the loop functions
+    of its rerolled bodies if any (for reading and tests)."""
+    gen = _Gen(tape.arrays, tape.out_id)
+    kernel = gen.emit()
+    return (gen.loop_source + "\n\n" if gen.loop_source else "") + kernel
 
 
 def _rule_functions(ops):
@@ -440,14 +515,15 @@ def _rule_functions(ops):
     return "\n\n".join(out)
 
 
-def module_source(tape, body, cache=True):
-    """The whole module of a compiled tape: the rules it names, then the kernel ``body``."""
+def module_source(tape, body, cache=True, loops=""):
+    """The whole module of a compiled tape: the rules it names, the functions ``loops`` of
+    its rerolled bodies, then the kernel ``body``."""
     ops = [OPS[c] for c in sorted(set(tape.arrays.op.tolist()))]
     parts = ["# jittape compiled tape; generated from the op table, do not edit\n" + HEADER,
              helper_source(rule_roots([op for op in ops if not op.elementwise]), inline=False),
              helper_source([r for op in ops if op.elementwise
                             for r in (op.value, *op.partials)], inline=False),
-             _rule_functions(ops),
+             _rule_functions(ops), loops,
              f'@njit(cache={cache}, nogil=True, error_model="numpy")\n' + body]
     return "\n\n".join(p for p in parts if p)
 
@@ -470,18 +546,19 @@ def compile_tape(tape):
     """
     if tape.out_shape != () or tape.out_id < 0:
         raise ValueError("only tapes with a scalar output that depends on the inputs compile")
-    if tape.n_records > MAX_STATEMENTS:  # every record emits at least one statement
-        raise ValueError(f"the tape has {tape.n_records} records, so its kernel would exceed "
-                         f"jittape.compiler.MAX_STATEMENTS = {MAX_STATEMENTS} statements")
+    if tape.n_records > MAX_RECORDS:  # generating the kernel alone would take seconds
+        raise ValueError(f"the tape has {tape.n_records} records, over "
+                         f"jittape.compiler.MAX_RECORDS = {MAX_RECORDS}")
     gen = _Gen(tape.arrays, tape.out_id)
     body = gen.emit()
     if gen.n_statements > MAX_STATEMENTS:
         raise ValueError(f"the tape's kernel would have {gen.n_statements} statements, over "
                          f"jittape.compiler.MAX_STATEMENTS = {MAX_STATEMENTS}: Numba would "
                          f"compile it for longer than the interpreter needs to replay it")
-    module = jitcache.load("jittape_tape", lambda cache: module_source(tape, body, cache))
+    module = jitcache.load("jittape_tape",
+                           lambda cache: module_source(tape, body, cache, gen.loop_source))
     t = tape.arrays
     offs = np.full(t.n_records, -1, dtype=np.int64)
     for i, b in gen.bo.items():
         offs[i] = b
-    return module.tape_kernel, gen.initial_values(), np.concatenate([t.pool, offs])
+    return module.tape_kernel, gen.initial_values(), np.concatenate([t.pool, offs, gen.table])

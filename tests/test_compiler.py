@@ -5,7 +5,7 @@ import pytest
 
 import jittape
 from jittape import GuardFailure
-from jittape.compiler import MAX_STATEMENTS, kernel_source
+from jittape.compiler import kernel_source
 from jittape.ops import OPS
 
 from test_ops import SPECS, _objective, _point
@@ -62,18 +62,6 @@ def test_compiled_guard_failure_and_scalar_inputs():
     assert tape.value_and_gradient(1.5, 4.0) == (6.0, (4.0, 1.5))
     with pytest.raises(GuardFailure):
         tape.gradient(-1.0, 4.0)
-
-
-def test_long_scalar_tapes_are_left_to_the_interpreter():
-    def loop(x):
-        s = 0.0
-        for i in range(len(x)):
-            s = s + x[i] * x[i - 1]
-        return s
-    tape = jittape.record(loop, np.ones(MAX_STATEMENTS))
-    with pytest.raises(ValueError, match="MAX_STATEMENTS"):
-        tape.compile()
-    assert not tape.compiled
 
 
 def test_taped_compiles_once_replays_have_cost_more_than_compiling(monkeypatch):

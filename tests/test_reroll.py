@@ -1,0 +1,166 @@
+"""Rerolled loops (jittape.reroll): long scalar tapes compile into loops over index tables and
+agree with the interpreter, op by op and on whole programs."""
+
+import math
+
+import numpy as np
+import pytest
+
+import jittape
+from jittape.compiler import MAX_STATEMENTS, _Gen, kernel_source
+from jittape.demo import lj_energy_loops
+from jittape.ops import OPS
+
+from test_ops import S, _point
+
+# one spec per differentiable elementwise op of the table (its domain, its NumPy callable)
+ELEMENTWISE = []
+for _op in OPS:
+    if _op.kind in ("unary", "binary", "ternary") and _op.numpy and not _op.uses_c and \
+            _op.differentiable:
+        _f = _op.spec.fn or _op.numpy[0]
+        if callable(_f):  # as many 24-vectors as its spec has arguments
+            ELEMENTWISE.append(S(_op.name, _f, *([(24,)] * len(_op.spec.shapes[0])),
+                                 lo=_op.spec.lo, hi=_op.spec.hi))
+
+
+def _loop_of(fn):
+    """A Python loop applying ``fn`` to the i-th elements: 24 reps of one body."""
+    def f(*args):
+        s = 0.0
+        for i in range(len(args[0])):
+            s = s * 0.75 + fn(*(a[i] for a in args))
+        return s
+    return f
+
+
+def _segments(tape):
+    return _Gen(tape.arrays, tape.out_id).segments
+
+
+def _agree(f, args, points, rtol=1e-12):
+    """Compiled (rerolled) and interpreted replays agree at ``points``; returns the tape."""
+    nums = tuple(range(len(args)))
+    interp = jittape.record(f, *args, argnums=nums)
+    compiled = jittape.record(f, *args, argnums=nums).compile()
+    for new in points:
+        v1, g1 = interp.value_and_gradient(*new)
+        v2, g2 = compiled.value_and_gradient(*new)
+        scale = sum(float(np.sum(np.abs(g))) for g in g1) + 1.0
+        assert v2 == pytest.approx(v1, rel=rtol, abs=rtol)
+        for a, b in zip(g2, g1):
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * scale)
+        assert compiled.value(*new) == pytest.approx(v1, rel=rtol, abs=rtol)
+    return compiled
+
+
+@pytest.mark.parametrize("spec", ELEMENTWISE, ids=[s.op for s in ELEMENTWISE])
+def test_each_elementwise_op_in_a_rerolled_loop_equals_the_interpreter(spec):
+    rng = np.random.default_rng(0)
+    args = _point(spec, rng)
+    f = _loop_of(spec.fn)
+    tape = jittape.record(f, *args, argnums=tuple(range(len(args))))
+    if not _segments(tape):
+        pytest.skip(f"{spec.op}: its spec gives an array per element (no scalar body)")
+    _agree(f, args, [_point(spec, np.random.default_rng(s)) for s in (1, 2)], rtol=1e-11)
+
+
+def _lj_hand(x):
+    n = len(x) // 3
+    X = x.reshape(n, 3)
+    g = np.zeros_like(X)
+    for i in range(n):
+        d = X[i] - X[i + 1:]
+        r2 = np.sum(d * d, axis=1)
+        s = (24.0 / r2 ** 4 - 48.0 / r2 ** 7)[:, None] * d
+        g[i] += s.sum(axis=0)
+        g[i + 1:] -= s
+    return g.ravel()
+
+
+@pytest.mark.parametrize("n_atoms", [13, 38])
+def test_lennard_jones_loops_reroll_into_one_body(n_atoms):
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-2.0, 2.0, 3 * n_atoms) + np.repeat(np.arange(n_atoms), 3)
+    tape = jittape.record(lj_energy_loops, x)
+    assert tape.n_records > MAX_STATEMENTS or n_atoms == 13
+    gen = _Gen(tape.arrays, tape.out_id)
+    gen.emit()
+    assert len(gen.bodies) == 1 and len(gen.bodies[0].key) == 18  # one pair, 18 records
+    covered = sum(s.length * s.reps for s in gen.segments)
+    assert covered > 0.95 * tape.n_records
+    assert gen.n_statements < 400  # not one statement per record
+    tape.compile()
+    x2 = x + 0.01 * rng.standard_normal(x.size)
+    np.testing.assert_allclose(tape.gradient(x2), _lj_hand(x2), rtol=1e-10,
+                               atol=1e-10 * np.abs(_lj_hand(x2)).max())
+    assert tape.value(x2) == pytest.approx(lj_energy_loops(x2), rel=1e-12)
+
+
+def _two_sums(x):
+    """Two running sums in one body, each with an exp: a preaccumulated body storing two
+    values per rep, both read later by array code."""
+    a, b = 0.0, 1.0
+    for i in range(len(x) - 1):
+        a = a + np.exp(0.3 * x[i]) * x[i + 1]
+        b = b * 0.9 + np.sin(x[i] * a)
+    return np.sum(np.array([a, b]) * np.array([2.0, -1.5])) + a * b
+
+
+def test_a_body_storing_two_values_with_calls_is_preaccumulated():
+    x = np.linspace(-1.0, 1.0, 40)
+    tape = _agree(_two_sums, (x,), [(x * 0.9,), (np.cos(x),)])
+    gen = _Gen(tape.arrays, tape.out_id)
+    gen.emit()
+    assert gen.bodies and all(b.preacc and len(b.stored) == 2 for b in gen.bodies)
+    g = jittape.grad(_two_sums)(np.cos(x))
+    np.testing.assert_allclose(tape.gradient(np.cos(x))[0], g, rtol=1e-12, atol=1e-12)
+
+
+def _terms_then_arrays(x):
+    """Loop values used outside the loop by array code (stored and loaded), a constant
+    inside the body, and reps reading values of reps far before them."""
+    terms = []
+    for i in range(len(x)):
+        prev = terms[i // 2] if i else 1.0
+        terms.append(x[i] * prev + 2.0 / (1.0 + x[i] * x[i]))
+    t = np.array(terms)
+    return np.sum(t * t) + t[3] * t[-1]
+
+
+def test_loop_values_used_by_array_code_and_far_reps():
+    x = np.linspace(0.1, 0.9, 48)
+    tape = jittape.record(_terms_then_arrays, x)
+    _agree(_terms_then_arrays, (x,), [(x + 0.05,), (np.sqrt(x),)])
+    assert "rb0_f" in kernel_source(tape)
+
+
+def _guarded(x):
+    s = 0.0
+    for i in range(len(x)):
+        s = s + (x[i] * x[i] if x[i] > 0 else -x[i])
+    return s
+
+
+def test_guards_break_bodies_and_still_fail_on_replay():
+    # a guard is not part of a body: a loop with one per iteration stays straight-line
+    x = np.linspace(0.5, 1.5, 20)
+    tape = jittape.record(_guarded, x).compile()
+    assert tape.value(x * 1.1) == pytest.approx(_guarded(x * 1.1))
+    with pytest.raises(jittape.GuardFailure):
+        tape.gradient(-x)
+
+
+def test_a_long_tape_without_repeats_is_left_to_the_interpreter():
+    funcs = [np.sin, np.cos, np.tanh, np.arctan, lambda s: np.exp(-s * s)]
+    order = np.random.default_rng(5).integers(0, len(funcs), MAX_STATEMENTS)
+
+    def chaos(x):
+        s = 0.0
+        for i, k in enumerate(order):
+            s = funcs[k](s + x[i % len(x)])
+        return s
+    tape = jittape.record(chaos, np.linspace(0, 1, 7))
+    with pytest.raises(ValueError, match="MAX_STATEMENTS"):
+        tape.compile()
+    assert not tape.compiled and math.isfinite(tape.value(np.linspace(0, 1, 7)))
