@@ -1,0 +1,96 @@
+"""Fused loops of the tape compiler (:mod:`jittape.compiler`): consecutive elementwise array
+records of one size become one forward and one reverse loop over their elements."""
+
+from .codegen import rule_args as _args
+from .ops import OPS
+
+
+class Fused:
+    """The code of one fused group: consecutive elementwise records of one size, element j
+    of each in a local ``v<m>``, loads of other records from the buffer, an optional full
+    ``sum`` closing the loop."""
+
+    def __init__(self, gen, members, fsum):
+        self.gen, self.members, self.fsum = gen, members, fsum
+        self.mset = set(members)
+        self.n = int(gen.size[members[0]])
+        self.stores, self.accs = {}, set()
+
+    def ex(self, j):
+        """Operand record j at element j of the loop."""
+        if j in self.mset or self.gen.size[j] == 1:
+            return f"v{j}"  # per-element local, or a scalar local
+        return self.gen.V(j, "j")
+
+    def _fields(self, m):
+        t = self.gen.t
+        return (OPS[int(t.op[m])], int(t.a[m]), int(t.b[m]), int(t.k[m]), float(t.c[m]))
+
+    def element(self, m):
+        """The line computing member m's element j."""
+        op, a, b, k, c = self._fields(m)
+        if op.fusion == "slice":
+            return f"v{m} = {self.gen.V(a, f'{k} + j')}" if a not in self.mset \
+                else f"v{m} = v{a}"
+        if op.fusion == "gather":  # the operand is never in the group: it has another size
+            return f"v{m} = {self.gen.V(a, f'pool[{k} + j]')}"
+        return f"v{m} = f_{op.name}({_args(op, self.ex(a), self.ex(b), self.ex(k), c)})"
+
+    def store(self, target, order, expr):
+        self.stores.setdefault(target, [order, []])[1].append(expr)
+
+    def acc(self, j, expr):
+        """Adjoint contribution ``expr`` to operand j of a member (None: stored later)."""
+        gen = self.gen
+        if j in self.mset:
+            return f"g{j} += {expr}"
+        if gen.size[j] == 1:
+            self.accs.add(j)
+            return f"acc{j} += {expr}"
+        self.store(gen.A(j, "j"), (gen.xp.get(j, gen.bo.get(j)), 0), expr)
+        return None
+
+    def _member_reverse(self, m):
+        gen = self.gen
+        op, a, b, k, c = self._fields(m)
+        if op.fusion == "slice":
+            if a in self.mset:
+                return [f"g{a} += g{m}"]
+            self.store(gen.A(a, f"{k} + j"), (gen.xp.get(a, gen.bo.get(a)), k), f"g{m}")
+            return []
+        if op.fusion == "gather":  # indirect: stored last, in member order
+            self.store(gen.A(a, f"pool[{k} + j]"), (-1, -len(self.stores)), f"g{m}")
+            return []
+        if not op.differentiable:
+            return []
+        args = _args(op, self.ex(a), self.ex(b), self.ex(k), c)
+        lines = [f"d{m}x, d{m}y, d{m}q = d_{op.name}({args}, v{m})"]
+        for p, (j, d) in enumerate(zip((a, b, k), "xyq")):  # k: a ternary's third operand
+            if p < len(op.partials) and op.partials[p] != "0.0":
+                lines.append(self.acc(j, f"g{m} * d{m}{d}"))
+        return lines
+
+    def reverse(self, body):
+        """Reverse loop: recompute the primals of the element, then adjoints backwards."""
+        gen, fsum = self.gen, self.fsum
+        rev = []
+        if fsum >= 0 and gen._buffer_consumers(fsum):
+            rev.append((0, f"g{fsum} += adj[{gen.bo[fsum]}]"))
+        rev.append((0, f"for j in range({self.n}):"))
+        rev += [(1, line) for line in body]
+        for m in self.members:
+            init = f"adj[{gen.bo[m]} + j]" if gen._buffer_consumers(m) else "0.0"
+            rev.append((1, f"g{m} = {init}"))
+        if fsum >= 0:
+            rev.append((1, f"g{int(gen.t.a[fsum])} += g{fsum}"))
+        for m in reversed(self.members):
+            rev += [(1, line) for line in self._member_reverse(m) if line is not None]
+        # Contributions to buffer adjoints are merged per slot and stored at the end of the
+        # loop body, highest offset first: with x[j+1] stored before x[j], LLVM sees no
+        # loop-carried dependence and vectorizes the loop (measured 2x on Rosenbrock).
+        for target, (order, exprs) in sorted(self.stores.items(), key=lambda kv: kv[1][0],
+                                             reverse=True):
+            rev.append((1, f"{target} += {' + '.join(exprs)}"))
+        head = [(0, f"acc{j} = 0.0") for j in sorted(self.accs)]
+        tail = [(0, f"g{j} += acc{j}") for j in sorted(self.accs)]
+        return head + rev + tail
