@@ -281,10 +281,21 @@ def table_rows(t, seg, size, loc):
 
 
 def _read(cls, col):
-    """Source reading an operand of class ``cls`` (table column ``col`` if external)."""
-    if cls[0] == "i":
-        return f"u{cls[1]}"
-    return f"{'xin' if cls[1] == 'in' else 'val'}[tab[q + {col}]]"
+    """An operand of class ``cls``: a register, or column ``col``'s load ``x<col>``."""
+    return f"u{cls[1]}" if cls[0] == "i" else f"x{col}"
+
+
+def _loads(body):
+    """The rep's external operands, loaded once into ``x<col>`` (loads written out again
+    after the adjoint stores of a reverse loop could not be reordered by LLVM)."""
+    return [f"x{c} = {'xin' if cls[1] == 'in' else 'val'}[tab[q + {c}]]"
+            for c, cls in enumerate(body.columns())]
+
+
+def _stores(body):
+    """The reverse loop's adjoint contributions ``a<col>``, stored at the end of the rep."""
+    return [f"{'gx' if cls[1] == 'in' else 'adj'}[tab[q + {c}]] += a{c}"
+            for c, cls in enumerate(body.columns())]
 
 
 def _forward_lines(body):
@@ -309,9 +320,7 @@ def _forward_lines(body):
 
 def _target(cls, col):
     """Where the adjoint of an operand accumulates in the reverse loop."""
-    if cls[0] == "i":
-        return f"h{cls[1]}"
-    return f"{'gx' if cls[1] == 'in' else 'adj'}[tab[q + {col}]]"
+    return f"h{cls[1]}" if cls[0] == "i" else f"a{col}"
 
 
 def _partial(cls, col):
@@ -375,7 +384,7 @@ def body_source(body):
     head = [f"        q = tb + r * {w}", f"        s = vb + r * {len(slots)}",
             f"        p = jb + r * {body.jac_stride}"]
     args = "val, jac, xin, tab, tb, R, vb, jb"
-    values = ["        " + line for line, _ in fwd]
+    values = ["        " + line for line in _loads(body) + [line for line, _ in fwd]]
     values += [f"        val[s + {m}] = u{u}" for m, u in enumerate(slots)]
     f = [f"def rb{b}_f({args}):", "    for r in range(R):", *head, *values]
     r = [f"def rb{b}_r(val, jac, xin, adj, gx, tab, tb, R, vb, jb):",
@@ -385,15 +394,17 @@ def body_source(body):
         g = [f"def rb{b}_g({args}):", "    for r in range(R):", *head, *values]
         g += ["        " + x for x in _preaccumulate(body, fwd)]
         r += [f"        h{m} = adj[s + {m}]" for m in range(len(slots))]
-        for c, cls in enumerate(body.columns()):
+        for c in range(w):
             terms = " + ".join(f"h{m} * jac[p + {m * w + c}]" for m in range(len(slots)))
-            r.append(f"        {_target(cls, c)} += {terms}")
+            r.append(f"        a{c} = {terms}")
     else:
-        r += ["        " + line for line, _ in fwd]
+        r += values[:len(values) - len(slots)]  # the values, not their stores
         seeded = dict((u, m) for m, u in enumerate(slots))
         r += [f"        h{u} = " + (f"adj[s + {seeded[u]}]" if u in seeded else "0.0")
               for u in range(len(body.key))]
+        r += [f"        a{c} = 0.0" for c in range(w)]
         r += ["        " + line for line in _reverse_lines(body, fwd, _target)]
+    r += ["        " + line for line in _stores(body)]
     deco = '@njit(nogil=True, error_model="numpy")\n'
     src = "\n\n\n".join(deco + "\n".join(x) for x in (g, f, r) if x)
     return src + "\n", len(f) + len(g) + len(r)
