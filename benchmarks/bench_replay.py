@@ -19,10 +19,11 @@ jittape.record(f, x)``:
 * **compiled**: a second tape recorded the same way, then ``tape.compile()``
   (:mod:`jittape.compiler`): one generated Numba function for the whole tape (scalar records
   as locals, elementwise array records fused into loops), which ``tape.gradient`` then
-  calls. ``compile()`` refuses (``ValueError``) tapes whose kernel would exceed
-  ``jittape.compiler.MAX_STATEMENTS`` statements (the scalar-loop LJ tapes); those are
-  reported as "not compilable (N statements)", N read from the error message, and only
-  the interpreter replays them.
+  calls. The scalar-loop LJ tapes are *rerolled* (:mod:`jittape.reroll`: the pair loop's
+  body emitted once, as a loop over an index table). ``compile()`` refuses
+  (``ValueError``) tapes whose kernel would still exceed
+  ``jittape.compiler.MAX_STATEMENTS`` statements; those are reported as "not compilable
+  (N statements)", N read from the error message, and only the interpreter replays them.
 
 Quality bars, one row each in the first table:
 
@@ -298,8 +299,7 @@ def measure(key, label, f, x, hand, quick, comp):
     }
     ctape = comp["tape"]
     if ctape is not None:
-        kernel, val0 = ctape._kernel  # what Tape._fast calls; private, for the breakdown
-        pool = ctape.arrays.pool
+        kernel, val0, pool = ctape._kernel  # what Tape calls; private, for the breakdown
         fns["compiled"] = lambda: ctape.gradient(x)
         fns["kernel_call"] = lambda: kernel(val0, x, pool, True)
         fns["kernel_fwd"] = lambda: kernel(val0, x, pool, False)

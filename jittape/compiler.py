@@ -409,6 +409,27 @@ def kernel_source(tape):
     return (gen.loop_source + "\n\n" if gen.loop_source else "") + kernel
 
 
+def kernel_statements(tape):
+    """The number of statements of ``tape``'s kernel (what its compile time grows with).
+
+    Raises
+    ------
+    ValueError
+        As :func:`compile_tape`, for a tape that does not compile."""
+    _check(tape)
+    gen = _Gen(tape.arrays, tape.out_id)
+    gen.emit()
+    return gen.n_statements
+
+
+def _check(tape):
+    if tape.out_shape != () or tape.out_id < 0:
+        raise ValueError("only tapes with a scalar output that depends on the inputs compile")
+    if tape.n_records > MAX_RECORDS:  # generating the kernel alone would take seconds
+        raise ValueError(f"the tape has {tape.n_records} records, over "
+                         f"jittape.compiler.MAX_RECORDS = {MAX_RECORDS}")
+
+
 def _rule_functions(ops):
     """``f_<name>(x, y, q, c)`` and ``d_<name>(x, y, q, c, z) -> (dz/dx, dz/dy, dz/dq)`` of
     each elementwise op, from its entry (plain calls: LLVM inlines them, and Numba-level
@@ -454,11 +475,7 @@ def compile_tape(tape):
         The tape has a non-scalar output or no dependence on its inputs, or its kernel would
         exceed :data:`MAX_STATEMENTS` statements.
     """
-    if tape.out_shape != () or tape.out_id < 0:
-        raise ValueError("only tapes with a scalar output that depends on the inputs compile")
-    if tape.n_records > MAX_RECORDS:  # generating the kernel alone would take seconds
-        raise ValueError(f"the tape has {tape.n_records} records, over "
-                         f"jittape.compiler.MAX_RECORDS = {MAX_RECORDS}")
+    _check(tape)
     gen = _Gen(tape.arrays, tape.out_id)
     body = gen.emit()
     if gen.n_statements > MAX_STATEMENTS:

@@ -6,6 +6,7 @@ compiles a tape (:meth:`jittape.Tape.compile`) once interpreting it has cost mor
 compiling would (the tiering rule of JIT compilers).
 """
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -30,19 +31,29 @@ class ReplayStats:
     compilations: int = 0
 
 
+#: Seconds of Numba compile time a kernel costs at least (measured cold: 0.7-1.0 s).
+MIN_COMPILE_SECONDS = 1.0
+
+
 def _compile_cost_estimate(tape):
-    """Seconds Numba may take to compile ``tape`` (measured cold: 0.7-1.0 s for 12 records,
-    about 2 ms more per generated statement)."""
-    return 1.0 + 0.002 * tape.n_records
+    """Seconds Numba may take to compile ``tape``: :data:`MIN_COMPILE_SECONDS` plus about
+    2 ms per statement of its kernel (generated to count them: rerolled loops make that far
+    fewer than records), or inf if it does not compile."""
+    from .compiler import kernel_statements
+    try:
+        return MIN_COMPILE_SECONDS + 0.002 * kernel_statements(tape)
+    except ValueError:
+        return math.inf
 
 
 class _Entry:
-    __slots__ = ("key", "tape", "consts", "spent", "compile_tried")
+    __slots__ = ("key", "tape", "consts", "spent", "compile_tried", "cost")
 
     def __init__(self, key, tape, consts):
         self.key, self.tape, self.consts = key, tape, consts
         self.spent = 0.0  # seconds spent replaying this tape through the interpreter
         self.compile_tried = False
+        self.cost = None  # estimated compile seconds, once the tape has cost the minimum
 
 
 def _snapshot(x):
@@ -110,7 +121,7 @@ class TapedFunction:
             self.stats.replays += 1
             if not e.compile_tried and self.compile:
                 e.spent += time.perf_counter() - t0
-                if self.compile is True or e.spent > _compile_cost_estimate(e.tape):
+                if self.compile is True or self._hot(e):
                     self._try_compile(e)
             if idx:
                 self._entries.insert(0, self._entries.pop(idx))
@@ -124,6 +135,15 @@ class TapedFunction:
         del self._entries[self.max_tapes:]
         # answer from the recording itself: replaying at the same point would redo its work
         return method(tape, xs, tape.arrays.val)
+
+    @staticmethod
+    def _hot(e):
+        """Whether replaying ``e`` has cost more than compiling it would."""
+        if e.spent <= MIN_COMPILE_SECONDS:
+            return False
+        if e.cost is None:
+            e.cost = _compile_cost_estimate(e.tape)
+        return e.spent > e.cost
 
     def _try_compile(self, entry):
         entry.compile_tried = True

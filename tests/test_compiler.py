@@ -67,6 +67,7 @@ def test_compiled_guard_failure_and_scalar_inputs():
 def test_taped_compiles_once_replays_have_cost_more_than_compiling(monkeypatch):
     import jittape.taped_function as R
     monkeypatch.setattr(R, "_compile_cost_estimate", lambda tape: 0.0)
+    monkeypatch.setattr(R, "MIN_COMPILE_SECONDS", -1.0)
     tf = jittape.taped(rosen)
     x = np.linspace(-1, 1, 30)
     tf.grad(x)  # records
@@ -78,3 +79,13 @@ def test_taped_compiles_once_replays_have_cost_more_than_compiling(monkeypatch):
     for _ in range(3):
         never.grad(x)
     assert never.stats.compilations == 0
+
+
+def test_the_compile_estimate_counts_statements_of_the_rerolled_kernel():
+    from jittape.compiler import kernel_statements
+    from jittape.demo import lj_energy_loops
+    from jittape.taped_function import _compile_cost_estimate
+    tape = jittape.record(lj_energy_loops, np.arange(114.0) * 0.9)
+    assert tape.n_records > 12000 and kernel_statements(tape) < 400
+    assert _compile_cost_estimate(tape) < 2.0
+    assert _compile_cost_estimate(jittape.record(lambda x: x * 1.0, np.ones(3))) == np.inf
