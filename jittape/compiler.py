@@ -32,6 +32,8 @@ N = 38 (12,768 records) become one 18-record body and a kernel of under 300 stat
 replayed by the interpreter.
 """
 
+import math
+
 import numpy as np
 
 from . import jitcache
@@ -409,6 +411,11 @@ def kernel_source(tape):
     return (gen.loop_source + "\n\n" if gen.loop_source else "") + kernel
 
 
+#: Seconds a compile costs at least (measured cold: 0.7-1.0 s), and to load from the cache.
+MIN_COMPILE_SECONDS = 1.0
+CACHED_SECONDS = 0.2
+
+
 def kernel_statements(tape):
     """The number of statements of ``tape``'s kernel (what its compile time grows with).
 
@@ -416,10 +423,30 @@ def kernel_statements(tape):
     ------
     ValueError
         As :func:`compile_tape`, for a tape that does not compile."""
+    return _generate(tape)[0].n_statements
+
+
+def compile_seconds(tape):
+    """Estimated seconds :func:`compile_tape` takes: :data:`CACHED_SECONDS` if the kernel's
+    machine code is in the cache, else :data:`MIN_COMPILE_SECONDS` plus about 2 ms per
+    statement (Numba's compile time, measured); inf for a tape that does not compile.
+    Generates the kernel's source (about 10 us a record)."""
+    try:
+        gen, body = _generate(tape)
+    except ValueError:
+        return math.inf
+    if gen.n_statements > MAX_STATEMENTS:
+        return math.inf
+    if jitcache.compiled_before("jittape_tape", module_source(tape, body, True, gen.loop_source),
+                                "tape_kernel"):
+        return CACHED_SECONDS
+    return MIN_COMPILE_SECONDS + 0.002 * gen.n_statements
+
+
+def _generate(tape):
     _check(tape)
     gen = _Gen(tape.arrays, tape.out_id)
-    gen.emit()
-    return gen.n_statements
+    return gen, gen.emit()
 
 
 def _check(tape):
@@ -475,9 +502,7 @@ def compile_tape(tape):
         The tape has a non-scalar output or no dependence on its inputs, or its kernel would
         exceed :data:`MAX_STATEMENTS` statements.
     """
-    _check(tape)
-    gen = _Gen(tape.arrays, tape.out_id)
-    body = gen.emit()
+    gen, body = _generate(tape)
     if gen.n_statements > MAX_STATEMENTS:
         raise ValueError(f"the tape's kernel would have {gen.n_statements} statements, over "
                          f"jittape.compiler.MAX_STATEMENTS = {MAX_STATEMENTS}: Numba would "

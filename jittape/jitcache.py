@@ -102,6 +102,12 @@ def marker(module, what):
     return None if path is None else path.with_name(f"{path.stem}.{what}.ok")
 
 
+def compiled_before(prefix, source, what):
+    """Whether ``what`` of the module ``load(prefix, ...)`` would import from ``source``
+    compiled once in this cache (its machine code is then on disk)."""
+    return (cache_dir() / f"{prefix}_{digest(source)}.{what}.ok").exists()
+
+
 def compiled_once(module, what):
     m = marker(module, what)
     return m is not None and m.exists()

@@ -11,10 +11,12 @@ small cache of tapes per input shape.
 """
 
 import sys
+import time
 
 import numpy as np
 
 from . import jitcache, tapefile
+from .compiler import CACHED_SECONDS, compile_seconds
 from .sweeps import for_tape
 from .active import Active
 from .api import _CONTAINERS, _LEAF, _flatten_arg, _pack_grads, _record, like_input
@@ -54,6 +56,15 @@ class Tape:
     """
 
     treedefs = None  # structures of the differentiated arguments; None: plain arguments
+    #: When replays compile the tape (:meth:`compile`): ``"auto"`` once the time spent
+    #: replaying it through the interpreter exceeds the estimated compile time
+    #: (:func:`jittape.compiler.compile_seconds`: a fraction of a second when the kernel is in
+    #: the cache), the tiering rule of JIT compilers; ``True`` at the first replay; ``False``
+    #: never. A tape that does not compile is tried once.
+    auto_compile = "auto"
+    _spent = 0.0  # seconds of interpreted replays (scalar-output replays only)
+    _compile_tried = False
+    _cost = None  # estimated compile seconds, computed once the tape has cost the minimum
 
     def __init__(self, arrays, out_id, out_shape=(), out_value=0.0, single=True,
                  treedefs=None):
@@ -217,6 +228,34 @@ class Tape:
             return bad, val[o], adj[spans[0][0]:spans[0][1]]
         return bad, val[o], np.concatenate([adj[lo:hi] for lo, hi in spans])
 
+    def _tiered(self, xin, want_grad):
+        """An interpreted replay that counts its time, and compiles the tape once replays
+        have cost more than compiling would (see :attr:`auto_compile`)."""
+        if self.auto_compile is True and self._try_compile():
+            kernel, val0, pool = self._kernel
+            return kernel(val0, xin, pool, want_grad)
+        t0 = time.perf_counter()
+        out = self._interpret(xin, want_grad)
+        self._spent += time.perf_counter() - t0
+        if self._hot():
+            self._try_compile()
+        return out
+
+    def _try_compile(self):
+        self._compile_tried = True
+        try:
+            self.compile()
+        except ValueError:  # does not compile (too long): stays interpreted
+            return False
+        return True
+
+    def _hot(self):
+        if self._spent <= CACHED_SECONDS:
+            return False  # (cheap: most calls stop here)
+        if self._cost is None:
+            self._cost = compile_seconds(self)
+        return self._spent > self._cost
+
     def _fast(self, xs, want_grad):
         """Scalar output: load, forward and reverse sweep with little Python per call."""
         t = self.arrays
@@ -239,7 +278,9 @@ class Tape:
                 raise TypeError(f"the tape was recorded with {len(shapes)} differentiated "
                                 f"argument(s), got {len(xs)}")
             xin = np.concatenate([self._check_input(x, s).ravel() for x, s in zip(xs, shapes)])
-        if self._kernel is not None:
+        if self._kernel is None and self.auto_compile and not self._compile_tried:
+            bad, value, g = self._tiered(xin, want_grad)
+        elif self._kernel is not None:
             kernel, val0, pool = self._kernel
             bad, value, g = kernel(val0, xin, pool, want_grad)
         else:

@@ -6,8 +6,6 @@ compiles a tape (:meth:`jittape.Tape.compile`) once interpreting it has cost mor
 compiling would (the tiering rule of JIT compilers).
 """
 
-import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,29 +29,12 @@ class ReplayStats:
     compilations: int = 0
 
 
-#: Seconds of Numba compile time a kernel costs at least (measured cold: 0.7-1.0 s).
-MIN_COMPILE_SECONDS = 1.0
-
-
-def _compile_cost_estimate(tape):
-    """Seconds Numba may take to compile ``tape``: :data:`MIN_COMPILE_SECONDS` plus about
-    2 ms per statement of its kernel (generated to count them: rerolled loops make that far
-    fewer than records), or inf if it does not compile."""
-    from .compiler import kernel_statements
-    try:
-        return MIN_COMPILE_SECONDS + 0.002 * kernel_statements(tape)
-    except ValueError:
-        return math.inf
-
-
 class _Entry:
-    __slots__ = ("key", "tape", "consts", "spent", "compile_tried", "cost")
+    __slots__ = ("key", "tape", "consts", "counted")
 
     def __init__(self, key, tape, consts):
         self.key, self.tape, self.consts = key, tape, consts
-        self.spent = 0.0  # seconds spent replaying this tape through the interpreter
-        self.compile_tried = False
-        self.cost = None  # estimated compile seconds, once the tape has cost the minimum
+        self.counted = False  # its compilation counted in the stats
 
 
 def _snapshot(x):
@@ -88,8 +69,8 @@ class TapedFunction:
     ``compile`` chooses when a tape is compiled (:meth:`Tape.compile`): ``"auto"`` (default)
     once the time spent replaying it through the interpreter exceeds an estimate of the compile
     time, so compiling never costs more than about twice what it saves (the tiering rule of
-    JIT compilers); ``True`` at its first replay; ``False`` never. Tapes that do not compile
-    (too long) stay interpreted.
+    JIT compilers); ``True`` at its first replay; ``False`` never (each tape's
+    :attr:`Tape.auto_compile`). Tapes that do not compile (too long) stay interpreted.
     """
 
     def __init__(self, f, argnums=0, max_tapes=8, compile="auto"):
@@ -112,48 +93,28 @@ class TapedFunction:
         for idx, e in enumerate(self._entries):
             if e.key != key or not self._consts_match(e.consts, others, kwargs):
                 continue
-            t0 = time.perf_counter()
             try:
                 result = method(e.tape, xs, None)
             except GuardFailure:
                 self.stats.guard_failures += 1
                 continue
             self.stats.replays += 1
-            if not e.compile_tried and self.compile:
-                e.spent += time.perf_counter() - t0
-                if self.compile is True or self._hot(e):
-                    self._try_compile(e)
+            if e.tape.compiled and not e.counted:
+                e.counted = True
+                self.stats.compilations += 1
             if idx:
                 self._entries.insert(0, self._entries.pop(idx))
             return result
         if self._entries and not any(e.key == key for e in self._entries):
             self.stats.shape_changes += 1
         tape = _record_tape(self.f, args, kwargs, self.argnums)
+        tape.auto_compile = self.compile
         self.stats.recordings += 1
         consts = ([_snapshot(a) for a in others], {k: _snapshot(v) for k, v in kwargs.items()})
         self._entries.insert(0, _Entry(key, tape, consts))
         del self._entries[self.max_tapes:]
         # answer from the recording itself: replaying at the same point would redo its work
         return method(tape, xs, tape.arrays.val)
-
-    @staticmethod
-    def _hot(e):
-        """Whether replaying ``e`` has cost more than compiling it would."""
-        if e.spent <= MIN_COMPILE_SECONDS:
-            return False
-        if e.cost is None:
-            e.cost = _compile_cost_estimate(e.tape)
-        return e.spent > e.cost
-
-    def _try_compile(self, entry):
-        entry.compile_tried = True
-        if entry.tape.out_shape != () or entry.tape.out_id < 0:
-            return
-        try:
-            entry.tape.compile()
-        except ValueError:  # too long to be worth compiling: stays interpreted
-            return
-        self.stats.compilations += 1
 
     @staticmethod
     def _consts_match(consts, others, kwargs):

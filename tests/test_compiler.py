@@ -65,9 +65,9 @@ def test_compiled_guard_failure_and_scalar_inputs():
 
 
 def test_taped_compiles_once_replays_have_cost_more_than_compiling(monkeypatch):
-    import jittape.taped_function as R
-    monkeypatch.setattr(R, "_compile_cost_estimate", lambda tape: 0.0)
-    monkeypatch.setattr(R, "MIN_COMPILE_SECONDS", -1.0)
+    import jittape.replay as R
+    monkeypatch.setattr(R, "compile_seconds", lambda tape: 0.0)
+    monkeypatch.setattr(R, "CACHED_SECONDS", -1.0)
     tf = jittape.taped(rosen)
     x = np.linspace(-1, 1, 30)
     tf.grad(x)  # records
@@ -81,11 +81,47 @@ def test_taped_compiles_once_replays_have_cost_more_than_compiling(monkeypatch):
     assert never.stats.compilations == 0
 
 
-def test_the_compile_estimate_counts_statements_of_the_rerolled_kernel():
-    from jittape.compiler import kernel_statements
+def test_the_compile_estimate_counts_statements_of_the_rerolled_kernel(tmp_path, monkeypatch):
+    from jittape import compiler
     from jittape.demo import lj_energy_loops
-    from jittape.taped_function import _compile_cost_estimate
+    monkeypatch.setenv("JITTAPE_CACHE_DIR", str(tmp_path))  # nothing compiled before
     tape = jittape.record(lj_energy_loops, np.arange(114.0) * 0.9)
-    assert tape.n_records > 12000 and kernel_statements(tape) < 400
-    assert _compile_cost_estimate(tape) < 2.0
-    assert _compile_cost_estimate(jittape.record(lambda x: x * 1.0, np.ones(3))) == np.inf
+    assert tape.n_records > 12000 and compiler.kernel_statements(tape) < 400
+    assert compiler.MIN_COMPILE_SECONDS < compiler.compile_seconds(tape) < 2.0
+    assert compiler.compile_seconds(jittape.record(lambda x: x * 1.0, np.ones(3))) == np.inf
+    small = jittape.record(rosen, np.ones(5))
+    small.compile()
+    assert compiler.compile_seconds(small) == compiler.CACHED_SECONDS
+
+
+def test_a_recorded_tape_compiles_itself_once_replays_cost_more(monkeypatch):
+    import jittape.replay as R
+    monkeypatch.setattr(R, "compile_seconds", lambda tape: 0.0)
+    monkeypatch.setattr(R, "CACHED_SECONDS", -1.0)
+    x = np.linspace(-1, 1, 30)
+    tape = jittape.record(rosen, x)
+    assert not tape.compiled
+    g = tape.gradient(x * 0.5)  # hot at once (estimate 0 s): compiles, then replays
+    assert tape.compiled
+    np.testing.assert_allclose(g, jittape.grad(rosen)(x * 0.5), rtol=1e-12)
+    never = jittape.record(rosen, x)
+    never.auto_compile = False
+    for _ in range(3):
+        never.gradient(x)
+    assert not never.compiled
+
+
+def test_a_tape_the_compiler_refuses_is_tried_once(monkeypatch):
+    import jittape.replay as R
+    monkeypatch.setattr(R, "compile_seconds", lambda tape: 0.0)
+    monkeypatch.setattr(R, "CACHED_SECONDS", -1.0)
+    tries = []
+
+    def refuse(self):
+        tries.append(1)
+        raise ValueError("too long")
+    monkeypatch.setattr(R.Tape, "compile", refuse)
+    tape = jittape.record(rosen, np.ones(6))
+    for _ in range(4):
+        np.testing.assert_allclose(tape.gradient(np.ones(6)), 0.0, atol=1e-14)
+    assert tries == [1] and not tape.compiled
