@@ -40,7 +40,7 @@ from . import jitcache
 from .codegen import HEADER, helper_source, literal as _lit, rule_args as _args, rule_roots
 from .ops import OPS, codes, operands
 from .fused import Fused
-from .reroll import body_source, find_segments, forwards, mark_stored, table_rows
+from .reroll import Rerolling, body_source, forwards
 
 
 def _codes(pred):
@@ -58,11 +58,9 @@ _LOADS = _SLICE | _GATHER  # join a fused loop as an (indexed) load from the buf
 MAX_STATEMENTS = 1500
 #: Tapes of more records are not compiled (the code generator is Python: ~10 us a record).
 MAX_RECORDS = 200_000
-#: Tapes with at least this many scalar records are searched for loop bodies to reroll.
-REROLL_RECORDS = 64
 
 
-class _Gen:
+class _Gen(Rerolling):
     """Builds the source of one tape's kernel."""
 
     def __init__(self, t, out_id):
@@ -86,30 +84,6 @@ class _Gen:
     # --- structure ---
     def _operands(self, i):
         return operands(self.t, i)
-
-    def _reroll(self):
-        """Find the loop bodies of long scalar stretches (:mod:`jittape.reroll`)."""
-        self.segments, self.bodies = [], []
-        if int(np.count_nonzero(self.size == 1)) >= REROLL_RECORDS:
-            self.segments, self.bodies = find_segments(self.t, self.size)
-            mark_stored(self.segments, self.bodies, self.consumers, self.out)
-        self.seg_at = {seg.start: seg for seg in self.segments}
-        self.seg_of = {}  # record of a rerolled rep -> its segment
-        for seg in self.segments:
-            self.seg_of.update(dict.fromkeys(range(seg.start, seg.stop), seg))
-        # body records whose value straight-line code reads from a local v<i>
-        self.loaded = {i for i, seg in self.seg_of.items()
-                       if i == self.out or any(c not in self.seg_of for c in self.consumers[i])}
-        # scalar slices read by rerolled loops alone (the loops read their arrays)
-        self.unused = {i for i in range(self.t.n_records)
-                       if i not in self.seg_of and i != self.out and self.consumers[i]
-                       and forwards(self.t, i, self.size)
-                       and all(c in self.seg_of for c in self.consumers[i])}
-
-    def _local(self, i):
-        """Whether scalar record i has the locals ``v<i>``/``g<i>`` in the kernel."""
-        return self._scalar(i) and i not in self.unused and (i not in self.seg_of or
-                                                             i in self.loaded)
 
     def _is_member(self, i, n, cur=()):
         opc = int(self.t.op[i])
@@ -174,26 +148,6 @@ class _Gen:
                 self.bo[i] = pos
                 pos += int(self.size[i])
         self.nbuf = pos
-
-    def _segment_slots(self, seg, pos):
-        body = self.bodies[seg.body]
-        seg.vb, seg.jb = pos, self.njac
-        slots = body.slots()
-        for r in range(seg.reps):
-            for m, u in enumerate(slots):
-                self.bo[seg.start + r * seg.length + u] = pos + r * len(slots) + m
-        self.njac += seg.reps * body.jac_stride
-        return pos + seg.reps * len(slots)
-
-    def tables(self, base):
-        """The index tables of the segments, laid out from position ``base`` of the kernel's
-        int array (sets each segment's ``tb``)."""
-        rows = []
-        for seg in self.segments:
-            seg.tb = base + len(rows)
-            rows += table_rows(self.t, seg, self.size,
-                               lambda j: self.xp[j] if j in self.xp else self.bo[j])
-        return np.asarray(rows, dtype=np.int64)
 
     def initial_values(self):
         """The compact value buffer before a replay: constants and guard values in place."""
@@ -289,26 +243,6 @@ class _Gen:
         self.loop_source = "\n\n".join(src for src, _ in loops)
         self.n_statements = len(lines) + sum(count for _, count in loops)
         return "\n".join(lines) + "\n"
-
-    def _segment(self, seg):
-        """A rerolled segment: one call of its body's forward loop, one of its reverse loop;
-        values that straight-line code reads are loaded into locals after it."""
-        # np.int64(): Numba compiles a callee once per distinct *literal* int argument
-        args = (f"pool, np.int64({seg.tb}), np.int64({seg.reps}), np.int64({seg.vb}), "
-                f"np.int64({seg.jb})")
-        call = f"(val, jac, xin, {args})"
-        if self.bodies[seg.body].preacc:  # not one loop with a branch: that halves its speed
-            self.F("if want_grad:")
-            self.F(f"rb{seg.body}_g{call}", 1)
-            self.F("else:")
-            self.F(f"rb{seg.body}_f{call}", 1)
-        else:
-            self.F(f"rb{seg.body}_f{call}")
-        loads = [i for i in range(seg.start, seg.stop) if i in self.loaded]
-        for i in loads:
-            self.F(f"v{i} = val[{self.bo[i]}]")
-        self.R([(0, f"adj[{self.bo[i]}] += g{i}") for i in loads] +
-               [(0, f"rb{seg.body}_r(val, jac, xin, adj, gx, {args})")])
 
     def F(self, line, d=0):
         self.fwd.append((d, line))
