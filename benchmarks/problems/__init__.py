@@ -67,6 +67,8 @@ REGISTRY = {
     "lj38-vectorized": ("lj", (38, "vectorized")),
     "lj13-loops": ("lj", (13, "loops")),
     "lj38-loops": ("lj", (38, "loops")),
+    "morse13-loops": ("morse", 13),
+    "morse38-loops": ("morse", 38),
 }
 
 
