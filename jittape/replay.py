@@ -59,8 +59,8 @@ class Tape:
     #: When replays compile the tape (:meth:`compile`): ``"auto"`` once the time spent
     #: replaying it through the interpreter exceeds the estimated compile time
     #: (:func:`jittape.compiler.compile_seconds`: a fraction of a second when the kernel is in
-    #: the cache), the tiering rule of JIT compilers; ``True`` at the first replay; ``False``
-    #: never. A tape that does not compile is tried once.
+    #: the cache), the tiering rule of JIT compilers; ``True`` after the first replay (which
+    #: the interpreter answers); ``False`` never. A tape that does not compile is tried once.
     auto_compile = "auto"
     _spent = 0.0  # seconds of interpreted replays (scalar-output replays only)
     _compile_tried = False
@@ -231,13 +231,10 @@ class Tape:
     def _tiered(self, xin, want_grad):
         """An interpreted replay that counts its time, and compiles the tape once replays
         have cost more than compiling would (see :attr:`auto_compile`)."""
-        if self.auto_compile is True and self._try_compile():
-            kernel, val0, pool = self._kernel
-            return kernel(val0, xin, pool, want_grad)
         t0 = time.perf_counter()
         out = self._interpret(xin, want_grad)
         self._spent += time.perf_counter() - t0
-        if self._hot():
+        if self.auto_compile is True or self._hot():  # True: after the first replay
             self._try_compile()
         return out
 
