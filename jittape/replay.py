@@ -88,8 +88,8 @@ class Tape:
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_kernel"] = None
-        state.pop("_work", None)  # per-thread buffers: made again on the first replay
-        state.pop("_zero_spans", None)
+        for name in ("_work", "_zero_spans", "_val0_owner"):  # made again when needed
+            state.pop(name, None)
         return state
 
     def compile(self):
