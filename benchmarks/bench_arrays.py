@@ -14,8 +14,8 @@ both runs' ratios side by side. Results go to ``benchmarks/results/arrays.md`` (
 
 What is measured, per problem (Rosenbrock n = 1e3 and 1e5, ``benchmarks/problems/
 rosenbrock.py``; logistic regression X 1e4 x 100, ``benchmarks/problems/logreg.py``), all
-candidates timed side by side, round-robin (``benchmarks.common.sample_times``), BLAS
-limited to one thread (threadpoolctl):
+candidates timed side by side, round-robin (``benchmarks.common.sample_times``), every
+BLAS limited to one thread (threadpoolctl; NumPy's and SciPy's OpenBLAS):
 
 * **hand loops**: the problem's ``*_grad_njit``, one hand-written Numba loop;
 * **hand BLAS** (logistic regression): ``logreg_grad_blas_njit``, its products through
@@ -72,6 +72,10 @@ def problems():
 
 
 def blas_one_thread():
+    """Limit every BLAS to one thread. threadpoolctl limits the libraries loaded when it is
+    called: SciPy's OpenBLAS, which Numba's ``np.dot`` calls, is loaded first (else it runs
+    two threads that spin between calls and slow every other candidate down)."""
+    import scipy.linalg.cython_blas  # noqa: F401
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
