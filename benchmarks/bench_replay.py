@@ -299,10 +299,11 @@ def measure(key, label, f, x, hand, quick, comp):
     }
     ctape = comp["tape"]
     if ctape is not None:
-        kernel, val0, pool = ctape._kernel  # what Tape calls; private, for the breakdown
+        kernel, val0, pool, nadj = ctape._kernel  # what Tape._fast calls; private
+        kval, kadj = val0.copy(), np.empty(nadj)  # the work buffers a thread reuses
         fns["compiled"] = lambda: ctape.gradient(x)
-        fns["kernel_call"] = lambda: kernel(val0, x, pool, True)
-        fns["kernel_fwd"] = lambda: kernel(val0, x, pool, False)
+        fns["kernel_call"] = lambda: kernel(kval, kadj, x, pool, True)
+        fns["kernel_fwd"] = lambda: kernel(kval, kadj, x, pool, False)
     times, rounds = median_times(fns, quick)
     return dict(key=key, label=label, n=x.size, records=tape.n_records, elements=nval,
                 pool=t.pool.size, nbytes=tape.nbytes, rounds=rounds, comp=comp,
@@ -661,8 +662,8 @@ def report(results, worst, mini, first, cold, warm, trials, ctimes, ctrials, qui
         "## Quality bars", "", bars_table(res, mini), "",
         "## Compiled replay", "", compiled_table(results), "",
         "`Python wrapper` = compiled `tape.gradient` − a direct call of the compiled kernel "
-        "(`kernel(val0, x, pool, True)`, which copies its compact value buffer `val0`, runs "
-        "the forward and the reverse code and returns the gradient); `kernel forward only` "
+        "(`kernel(val, adj, x, pool, True)` on reused work buffers, as a replay calls it: "
+        "runs the forward and the reverse code and returns the gradient); `kernel forward only` "
         "= the same call with `want_grad=False` (the value alone). `kernel buffer elements` "
         "= size of the compact value buffer (the interpreter's is `elements` in the next "
         "table); `kernel source lines` = lines of `jittape.compiler.kernel_source(tape)` "

@@ -32,6 +32,7 @@ N = 38 (12,768 records) become one 18-record body and a kernel of under 300 stat
 replayed by the interpreter.
 """
 
+import dis
 import math
 
 import numpy as np
@@ -60,6 +61,11 @@ MAX_STATEMENTS = 1500
 MAX_RECORDS = 200_000
 
 
+def _reads(fn):
+    """The local names (arguments included) that function ``fn`` reads."""
+    return {ins.argval for ins in dis.get_instructions(fn) if ins.opname.startswith("LOAD_FAST")}
+
+
 class _Gen(Rerolling):
     """Builds the source of one tape's kernel."""
 
@@ -80,6 +86,7 @@ class _Gen(Rerolling):
         self._partition()
         self._reroll()
         self._layout()
+        self._constants_last()
 
     # --- structure ---
     def _operands(self, i):
@@ -149,6 +156,46 @@ class _Gen(Rerolling):
                 pos += int(self.size[i])
         self.nbuf = pos
 
+    def _constants_last(self):
+        """Move the slots of constants that get no adjoint behind all others, so that the
+        adjoint buffer (``nadj`` elements, zeroed per replay) ends before them: a data
+        matrix costs no adjoint memory and no zeroing."""
+        t = self.t
+        tail = {i for i in self.bo if int(t.op[i]) == codes.CONST and self._no_adjoint(i)}
+        pos, bo = 0, {}
+        for i in sorted(self.bo, key=lambda i: (i in tail, self.bo[i])):
+            bo[i] = pos
+            pos += int(self.size[i])
+        self.bo = bo
+        self.nadj = pos - sum(int(self.size[i]) for i in tail)
+        for seg in self.segments:  # a segment's stored slots moved as one block
+            slots = self.bodies[seg.body].slots()
+            if slots:
+                seg.vb = bo[seg.start + slots[0]]
+
+    def _no_adjoint(self, i):
+        """Whether no code writes an adjoint of constant ``i``: the generated elementwise
+        code skips constants, and an op's kernel is trusted to when its reverse rule reads
+        the flag (``ca``, ``cb``) that says its operand is a constant."""
+        t = self.t
+        for c in self.consumers[i]:
+            if c in self.seg_of or (forwards(t, c, self.size) and
+                                    any(d in self.seg_of for d in self.consumers[c])):
+                return False  # rerolled loops accumulate into every operand they read
+            if c in self.group_of or int(t.op[c]) in _ELEMENTWISE:
+                continue
+            op = OPS[int(t.op[c])]
+            if op.arity not in (1, 2):
+                return False
+            flags = {"ca"} if i == int(t.a[c]) else set()
+            flags |= {"cb"} if i == int(t.b[c]) else set()
+            if not flags or not (op.reverse is None or flags <= _reads(op.reverse)):
+                return False
+        return True
+
+    def is_const(self, i):
+        return int(self.t.op[i]) == codes.CONST
+
     def initial_values(self):
         """The compact value buffer before a replay: constants and guard values in place."""
         v = np.zeros(self.nbuf)
@@ -215,7 +262,9 @@ class _Gen(Rerolling):
                     self._group(g)
                 continue
             self._record(i)
-        lines = ["def tape_kernel(val0, xin, pool, want_grad):", "    val = val0.copy()",
+        # val and adj are the calling thread's work buffers, reused across replays: the
+        # constants stay in val, every other slot is written before it is read
+        lines = ["def tape_kernel(val, adj, xin, pool, want_grad):",
                  f"    jac = np.empty({self.njac})  # preaccumulated partials of rerolled loops",
                  f"    offs = pool[{len(t.pool)}:]  # compact value offsets by record id"]
         pos = 0
@@ -227,7 +276,7 @@ class _Gen(Rerolling):
         lines += ["    " * (d + 1) + s for d, s in self.fwd]
         outv = f"v{self.out}"
         lines.append(f"    if not want_grad:\n        return -1, {outv}, np.empty(0)")
-        lines.append(f"    adj = np.zeros({max(self.nbuf, 1)})")
+        lines.append("    adj[:] = 0.0  # the slots that accumulate: constants are behind")
         lines.append("    gx = np.zeros(xin.shape[0])")
         lines += [f"    g{i} = 0.0" for i in range(n) if self._local(i)]
         lines.append(f"    g{self.out} = 1.0")
@@ -277,7 +326,8 @@ class _Gen(Rerolling):
             rev.append((0, f"g{i} += adj[{self.bo[i]}]"))
         if op.fusion == "slice":  # x[i] of an array: read straight from the value buffer
             self.F(f"v{i} = {self.V(a, k)}")
-            rev.append((0, f"{self.A(a, k)} += g{i}"))
+            if not self.is_const(a):  # constants get no adjoint slot
+                rev.append((0, f"{self.A(a, k)} += g{i}"))
         else:
             args = _args(op, f"v{a}", f"v{b}", f"v{k}", c)
             self.F(f"v{i} = f_{op.name}({args})")
@@ -423,12 +473,16 @@ def module_source(tape, body, cache=True, loops=""):
 def compile_tape(tape):
     """Generate, write and import the compiled kernel of a scalar-output ``tape``.
 
-    Returns ``(kernel, val0, pool)``: ``kernel(val0, xin, pool, want_grad) -> (bad, value,
-    gx)`` runs the forward sweep from the concatenated inputs ``xin`` and, if ``want_grad``,
-    the reverse sweep; ``bad`` is -1 or the failed guard's record, ``gx`` the concatenated
-    input adjoints. ``val0`` is the kernel's compact value buffer (constants in place),
-    ``pool`` the tape's integer pool followed by the compact offsets of the records (what
-    n-ary kernels read as ``off``).
+    Returns ``(kernel, val0, pool, nadj)``: ``kernel(val, adj, xin, pool, want_grad) ->
+    (bad, value, gx)`` runs the forward sweep from the concatenated inputs ``xin`` (float64,
+    C-contiguous) and, if ``want_grad``, the reverse sweep; ``bad`` is -1 or the failed
+    guard's record, ``gx`` (a new array) the concatenated input adjoints. ``val0`` is the
+    kernel's compact value buffer (float64, constants in place): ``val`` is ``val0`` or a
+    copy of it, reused by later calls (the kernel writes every slot but the constants'
+    before reading it), never shared by concurrent calls. ``adj`` is a float64 work buffer
+    of ``nadj`` elements (zeroed by the kernel; the constants' slots lie behind it), likewise
+    reusable. ``pool`` is the tape's integer pool followed by the compact offsets of the
+    records (what n-ary kernels read as ``off``).
 
     Raises
     ------
@@ -447,4 +501,5 @@ def compile_tape(tape):
     offs = np.full(t.n_records, -1, dtype=np.int64)
     for i, b in gen.bo.items():
         offs[i] = b
-    return module.tape_kernel, gen.initial_values(), np.concatenate([t.pool, offs, gen.table])
+    return (module.tape_kernel, gen.initial_values(),
+            np.concatenate([t.pool, offs, gen.table]), max(gen.nadj, 1))

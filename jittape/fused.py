@@ -44,6 +44,8 @@ class Fused:
         gen = self.gen
         if j in self.mset:
             return f"g{j} += {expr}"
+        if gen.is_const(j):
+            return None  # constants get no adjoint
         if gen.size[j] == 1:
             self.accs.add(j)
             return f"acc{j} += {expr}"
@@ -56,9 +58,13 @@ class Fused:
         if op.fusion == "slice":
             if a in self.mset:
                 return [f"g{a} += g{m}"]
+            if gen.is_const(a):
+                return []
             self.store(gen.A(a, f"{k} + j"), (gen.xp.get(a, gen.bo.get(a)), k), f"g{m}")
             return []
         if op.fusion == "gather":  # indirect: stored last, in member order
+            if gen.is_const(a):
+                return []
             self.store(gen.A(a, f"pool[{k} + j]"), (-1, -len(self.stores)), f"g{m}")
             return []
         if not op.differentiable:

@@ -11,6 +11,7 @@ small cache of tapes per input shape.
 """
 
 import sys
+import threading
 import time
 
 import numpy as np
@@ -21,12 +22,28 @@ from .sweeps import for_tape
 from .active import Active
 from .api import _CONTAINERS, _LEAF, _flatten_arg, _pack_grads, _record, like_input
 from .errors import GuardFailure, NonScalarOutputError
+from .ops import codes
 
 
 def _guard_failure(record):
     return GuardFailure(
         f"guard at record {record} failed: the control flow recorded at the original point "
         f"differs at the new inputs; record the function again there.", record)
+
+
+class _Work(threading.local):
+    """One tape's replay buffers in one thread, made by the thread's first replay and reused
+    by its later ones, so that a replay copies and zeroes only what it writes (the tape's
+    constants, a data matrix say, are copied once per thread) and replays from several
+    threads never share a buffer. ``val``/``adj``: the interpreter's value and adjoint
+    buffers (``adj`` is zeroed per replay outside large constants, whose adjoint slots are
+    never read); ``kval``/``kadj``: the compiled kernel's."""
+    val = adj = kval = kadj = None
+
+
+#: Constants of at least this many elements keep garbage in the interpreter's adjoint
+#: buffer instead of being zeroed per replay (fewer, larger spans to zero).
+_SKIP_ZEROING = 4096
 
 
 class Tape:
@@ -82,6 +99,8 @@ class Tape:
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_kernel"] = None
+        for name in ("_work", "_zero_spans", "_val0_owner"):  # made again when needed
+            state.pop(name, None)
         return state
 
     def compile(self):
@@ -98,13 +117,14 @@ class Tape:
             For tapes that do not compile (see :func:`jittape.compiler.compile_tape`).
         """
         from .compiler import compile_tape
-        kernel, val0, pool = compile_tape(self)
+        kernel, val0, pool, nadj = compile_tape(self)
         t = self.arrays
         x0 = np.concatenate([t.val[t.off[i]:t.off[i + 1]] for i in t.inputs])
         module = sys.modules[kernel.py_func.__module__]
         jitcache.FirstCall(module, "tape_kernel", f"a compiled tape of {self.n_records} "
-                           f"records")(val0, x0, pool, True)  # now, not at the first replay
-        self._kernel = (kernel, val0, pool)
+                           f"records")(val0.copy(), np.empty(nadj), x0, pool, True)  # now
+        self._kernel = (kernel, val0, pool, nadj)
+        self.__dict__.pop("_work", None)  # buffers of another kernel's layout
         return self
 
     @property
@@ -121,13 +141,55 @@ class Tape:
         return self.arrays.nbytes
 
     # --- sweeps ---
+    def _buffers(self):
+        """This thread's :class:`_Work` buffers of the tape."""
+        work = self.__dict__.get("_work")
+        return work if work is not None else self.__dict__.setdefault("_work", _Work())
+
+    def _values(self):
+        """This thread's value buffer: the recorded values the first time (constants in
+        place), then as the last replay in this thread left it."""
+        work = self._buffers()
+        if work.val is None:
+            work.val = self.arrays.val.copy()
+        return work.val
+
+    def _adjoints(self, everywhere):
+        """This thread's adjoint buffer, zeroed (``everywhere``, or except the slots of
+        large constants: no sweep reads a constant's adjoint)."""
+        work = self._buffers()
+        if work.adj is None:
+            work.adj = np.zeros(self.arrays.val.shape[0])
+            return work.adj
+        if everywhere:
+            work.adj[:] = 0.0
+            return work.adj
+        spans = self.__dict__.get("_zero_spans")
+        if spans is None:
+            spans = self._zero_spans = _spans_to_zero(self.arrays)
+        for lo, hi in spans:
+            work.adj[lo:hi] = 0.0
+        return work.adj
+
+    def _kernel_buffers(self):
+        """This thread's work buffers of the compiled kernel: the first thread takes the
+        kernel's ``val0`` itself, others a copy (constant slots are never written)."""
+        work = self._buffers()
+        if work.kval is None:
+            _, val0, _, nadj = self._kernel
+            owner = self.__dict__.setdefault("_val0_owner", threading.get_ident())
+            work.kval = val0 if owner == threading.get_ident() else val0.copy()
+            work.kadj = np.empty(nadj)
+        return work.kval, work.kadj
+
     def _forward(self, xs):
-        """A fresh value buffer with ``xs`` loaded and the forward sweep run over it."""
+        """This thread's value buffer with ``xs`` loaded and the forward sweep run over it
+        (valid until the next replay in this thread)."""
         t = self.arrays
         if len(xs) != len(t.inputs):
             raise TypeError(f"the tape was recorded with {len(t.inputs)} differentiated "
                             f"argument(s), got {len(xs)}")
-        val = t.val.copy()  # per call: replays from several threads never share buffers
+        val = self._values()
         for i, x in zip(t.inputs, xs):
             lo, hi = t.off[i], t.off[i + 1]
             if type(x) is float and hi - lo == 1 and i not in t.shapes:
@@ -141,7 +203,7 @@ class Tape:
 
     def _reverse(self, val, seed):
         t = self.arrays
-        adj = np.zeros_like(val)
+        adj = self._adjoints(everywhere=True)  # callers may read any record's adjoint
         if self.out_id >= 0:
             adj[t.off[self.out_id]:t.off[self.out_id + 1]] = seed
             for_tape(t).reverse_sweep(*t.columns, val, adj, self.out_id)
@@ -210,7 +272,7 @@ class Tape:
         t = self.arrays
         sw = t.sweeps or for_tape(t)
         cols, spans, o = self._cols, self._spans, self._o_out
-        val = t.val.copy()  # per call: replays from several threads never share buffers
+        val = self._values()
         if len(spans) == 1:
             val[spans[0][0]:spans[0][1]] = xin
         else:
@@ -221,11 +283,11 @@ class Tape:
         bad = sw.forward_sweep(*cols, val)
         if bad >= 0 or not want_grad:
             return bad, val[o], None
-        adj = np.zeros(val.shape[0])
+        adj = self._adjoints(everywhere=False)
         adj[o] = 1.0
         sw.reverse_sweep(*cols, val, adj, self.out_id)
-        if len(spans) == 1:
-            return bad, val[o], adj[spans[0][0]:spans[0][1]]
+        if len(spans) == 1:  # a copy: the buffer is the next replay's
+            return bad, val[o], adj[spans[0][0]:spans[0][1]].copy()
         return bad, val[o], np.concatenate([adj[lo:hi] for lo, hi in spans])
 
     def _tiered(self, xin, want_grad):
@@ -278,8 +340,9 @@ class Tape:
         if self._kernel is None and self.auto_compile and not self._compile_tried:
             bad, value, g = self._tiered(xin, want_grad)
         elif self._kernel is not None:
-            kernel, val0, pool = self._kernel
-            bad, value, g = kernel(val0, xin, pool, want_grad)
+            kernel, _, pool, _ = self._kernel
+            val, adj = self._kernel_buffers()
+            bad, value, g = kernel(val, adj, xin, pool, want_grad)
         else:
             bad, value, g = self._interpret(xin, want_grad)
         if bad >= 0:
@@ -463,6 +526,21 @@ class Tape:
                              "saved as .npz yet; pickle it, or record it with array "
                              "arguments")
         tapefile.save(self, path)
+
+
+def _spans_to_zero(t):
+    """``[(lo, hi), ...]``: the value slots of tape arrays ``t`` outside constants of at
+    least :data:`_SKIP_ZEROING` elements, as few spans."""
+    spans, lo = [], 0
+    for i in np.flatnonzero(t.op == codes.CONST):
+        a, b = int(t.off[i]), int(t.off[i + 1])
+        if b - a >= _SKIP_ZEROING:
+            if a > lo:
+                spans.append((lo, a))
+            lo = b
+    if t.val.shape[0] > lo:
+        spans.append((lo, int(t.val.shape[0])))
+    return spans
 
 
 def record(f, *args, argnums=0, **kwargs):

@@ -18,6 +18,22 @@ from .optable import pool_at, structured
 
 
 # --- (batched) matrix product, pool[k:] = m, kk, n, batch ---------------------------------
+# Products of at least BLAS_MIN multiply-adds go to BLAS (Numba's np.dot on C-ordered
+# views of the flat buffers: gemm, or gemv for a matrix-vector product); smaller ones loop,
+# where a BLAS call's overhead (about a microsecond, and a temporary) would dominate.
+# Rank-1 updates (the adjoint of the matrix in a matrix-vector product) always loop: they
+# are memory-bound and BLAS offers nothing Numba can call for them.
+BLAS_MIN = 4096.0  # a float: generated modules copy float constants only
+#: Compiled once per module instead of inlined into each branch: inlined, their np.dot
+#: calls made the tangent and HVP sweeps of a set with matmul compile 3x longer.
+OUTLINED = ("matmul_into", "matmul_transposed")
+
+
+def mat(buf, i, r, c):
+    # the (r, c) C-ordered block of buf at i, as a view
+    return buf[i:i + r * c].reshape((r, c))
+
+
 def matmul_forward(val, o, n, ia, ib, k, c, pool, off):
     m, kk, nn, batch = pool[k], pool[k + 1], pool[k + 2], pool[k + 3]
     matmul_into(val, val, val, o, ia, ib, m, kk, nn, batch, True)
@@ -25,6 +41,20 @@ def matmul_forward(val, o, n, ia, ib, k, c, pool, off):
 
 def matmul_into(out, x, y, o, ia, ib, m, kk, nn, batch, overwrite):
     # out[o] (+)= X @ Y for a stack of (m, kk) @ (kk, nn) products
+    if m * kk * nn >= BLAS_MIN:
+        for q in range(batch):
+            qa, qb, qo = ia + q * m * kk, ib + q * kk * nn, o + q * m * nn
+            if nn == 1:
+                z = np.dot(mat(x, qa, m, kk), y[qb:qb + kk])
+            elif m == 1:
+                z = np.dot(x[qa:qa + kk], mat(y, qb, kk, nn))
+            else:
+                z = np.dot(mat(x, qa, m, kk), mat(y, qb, kk, nn)).ravel()
+            if overwrite:
+                out[qo:qo + m * nn] = z
+            else:
+                out[qo:qo + m * nn] += z
+        return
     if overwrite:
         for j in range(batch * m * nn):
             out[o + j] = 0.0
@@ -52,28 +82,42 @@ def matmul_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
     # Xbar += Zbar Y^T, Ybar += X^T Zbar; a constant operand gets no adjoint (half the work
     # of a product with a data matrix)
     m, kk, nn, batch = pool[k], pool[k + 1], pool[k + 2], pool[k + 3]
+    matmul_transposed(val, val, adj, adj, o, ia, ib, m, kk, nn, batch, ca, cb)
+
+
+def matmul_transposed(xv, yv, g, out, o, ia, ib, m, kk, nn, batch, ca, cb):
+    # out[ia] += G Y^T unless ca, out[ib] += X^T G unless cb: X, Y read from xv, yv at ia,
+    # ib, G from g at o (the reverse rule, and the cross terms of its tangent)
+    blas = m * kk * nn >= BLAS_MIN
     for q in range(batch):
         qa, qb, qo = ia + q * m * kk, ib + q * kk * nn, o + q * m * nn
-        for i in range(m):
-            if nn == 1:  # matrix-vector: rows of X in memory order
-                g = adj[qo + i]
-                if not cb:
+        if not ca:
+            if blas and nn > 1:  # a rank-1 update (nn == 1) loops
+                if m == 1:
+                    out[qa:qa + kk] += np.dot(mat(yv, qb, kk, nn), g[qo:qo + nn])
+                else:
+                    out[qa:qa + m * kk] += np.dot(mat(g, qo, m, nn),
+                                                  mat(yv, qb, kk, nn).T).ravel()
+            else:
+                for i in range(m):
                     for t in range(kk):
-                        adj[qb + t] += val[qa + i * kk + t] * g
-                if not ca:
+                        s = 0.0
+                        for j in range(nn):
+                            s += g[qo + i * nn + j] * yv[qb + t * nn + j]
+                        out[qa + i * kk + t] += s
+        if not cb:
+            if blas and m > 1:  # a rank-1 update (m == 1) loops
+                if nn == 1:
+                    out[qb:qb + kk] += np.dot(g[qo:qo + m], mat(xv, qa, m, kk))
+                else:
+                    out[qb:qb + kk * nn] += np.dot(mat(xv, qa, m, kk).T,
+                                                   mat(g, qo, m, nn)).ravel()
+            else:
+                for i in range(m):
                     for t in range(kk):
-                        adj[qa + i * kk + t] += g * val[qb + t]
-                continue
-            for t in range(kk):
-                x = val[qa + i * kk + t]
-                s = 0.0
-                for j in range(nn):
-                    g = adj[qo + i * nn + j]
-                    s += g * val[qb + t * nn + j]
-                    if not cb:
-                        adj[qb + t * nn + j] += x * g
-                if not ca:
-                    adj[qa + i * kk + t] += s
+                        x = xv[qa + i * kk + t]
+                        for j in range(nn):
+                            out[qb + t * nn + j] += x * g[qo + i * nn + j]
 
 
 def matmul_hvp(val, dot, adj, adjdot, o, n, ia, ib, k, c, pool, off, ca, cb):
@@ -82,18 +126,7 @@ def matmul_hvp(val, dot, adj, adjdot, o, n, ia, ib, k, c, pool, off, ca, cb):
     m, kk, nn, batch = pool[k], pool[k + 1], pool[k + 2], pool[k + 3]
     matmul_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb)
     matmul_reverse(val, adjdot, o, n, ia, ib, k, c, pool, off, ca, cb)
-    for q in range(batch):
-        qa, qb, qo = ia + q * m * kk, ib + q * kk * nn, o + q * m * nn
-        for i in range(m):
-            for t in range(kk):
-                s = 0.0
-                for j in range(nn):
-                    g = adj[qo + i * nn + j]
-                    s += g * dot[qb + t * nn + j]
-                    if not cb:
-                        adjdot[qb + t * nn + j] += dot[qa + i * kk + t] * g
-                if not ca:
-                    adjdot[qa + i * kk + t] += s
+    matmul_transposed(dot, dot, adj, adjdot, o, ia, ib, m, kk, nn, batch, ca, cb)
 
 
 # --- dense linear algebra on stacks of (n, n) matrices, pool[k:] = n, m --------------------
