@@ -175,7 +175,9 @@ def run_problem(key, env, settings, tool_keys):
             r["stats"] = C.stats([r.pop("single")])
     out["jittape"] = jittape_profile(prob, out, settings)
     for r in out["tools"].values():
-        r.pop("info", None)
+        info = r.pop("info", None)
+        if info and "instructions" in info:  # CasADi: its graph size and build times
+            r["casadi"] = info
     return out
 
 
