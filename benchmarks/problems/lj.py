@@ -79,6 +79,7 @@ def build(arg, key):
                 return 4.0 * anp.sum(ir6 * ir6 - ir6)
             return fun
         f = lj_energy
+        casadi_version = None
     else:
         def jax_version(jax, jnp):
             return lj_energy_loops, ()
