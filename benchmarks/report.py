@@ -18,6 +18,13 @@ def med(r, tool):
     return v["stats"]["median"]
 
 
+def status_cell(v):
+    """A table cell for a tool without a median: why (``not installed``, ``skip``, ...)."""
+    if v.get("status") == "skip" and "not installed" in v.get("note", ""):
+        return "not installed"
+    return {"skip": "skip", "wrong": "WRONG", "error": "error"}.get(v.get("status"), "—")
+
+
 def best_replay(r):
     """(time, which) of the faster of interpreted and compiled replay (BFGS: minimize)."""
     cands = [(med(r, t), t) for t in ("jittape-replay", "jittape-compiled")]
@@ -117,9 +124,15 @@ def headline_rows(results, bres):
         fastest = min(peers) if peers else None
         rows.append([_pname(r), fmt_int(r["n"]), f"{fmt_time(rep)} ({_which(which)})",
                      fmt_ratio(rep / hand),
-                     f"{LABEL[fastest[1]]} {fmt_time(fastest[0])}" if fastest else "—",
+                     f"{LABEL[fastest[1]]} {fmt_time(fastest[0])}" if fastest
+                     else _no_peer(r),
                      fmt_ratio(rep / fastest[0]) if fastest else "—"])
     return rows
+
+
+def _no_peer(r):
+    cells = {status_cell(r["tools"].get(p, {})) for p in HEADLINE_PEERS}
+    return "not installed" if cells == {"not installed"} else "—"
 
 
 def headline_section(results, bres):
@@ -152,7 +165,8 @@ def cmpad_section(results):
             continue
         rep, _ = best_replay(r)
         row = [_pname(r), _rate(r["objective"]["median"])]
-        row += [_rate(med(r, t)) for t in CMPAD_TOOLS]
+        row += [_rate(med(r, t)) if med(r, t) is not None
+                else status_cell(r["tools"].get(t, {})) for t in CMPAD_TOOLS]
         row += [f"{pub['cppad']:.2g} ({pub['cppad_csv']:.2g})",
                 fmt_ratio(pub["cppad"] * rep) if rep else "—", f"{pub['jittape_issue']:.2g}"]
         rows.append(row)
@@ -189,7 +203,7 @@ def casadi_section(results):
                      fmt_int(cinfo.get("c_bytes")),
                      fmt_time(med(r, "casadi-sx")), ratio("casadi-sx"),
                      fmt_time(med(r, "casadi-c")) if med(r, "casadi-c") else
-                     cc.get("status", "—"), ratio("casadi-c")])
+                     status_cell(cc), ratio("casadi-c")])
     if not rows:
         return []
     from .tools import CASADI_CFLAGS
@@ -226,8 +240,7 @@ def summary_matrix(results, bres):
             elif v is None:
                 row.append("")
             else:
-                row.append({"skip": "skip", "wrong": "WRONG", "error": "error"}.get(
-                    v["status"], "—"))
+                row.append(status_cell(v))
         rows.append(row)
     return table(header, rows)
 
