@@ -153,7 +153,7 @@ def versions():
     import importlib.metadata as md
     out = {}
     for name in ("numpy", "numba", "scipy", "jax", "jaxlib", "torch", "autograd",
-                 "matplotlib", "threadpoolctl"):
+                 "casadi", "matplotlib", "threadpoolctl"):
         try:
             out[name] = md.version(name)
         except md.PackageNotFoundError:

@@ -7,7 +7,8 @@ from .tools import KIND, LABEL, TOOLS
 
 BAR_N = 100_000  # bar 1 applies to problems of at most this many inputs
 BAR_HAND = 3.0   # bar 2: replay within this factor of hand Numba
-PEER_LABELS = ("jax-jit", "jax-eager", "torch", "autograd", "scipy-fd")
+PEER_LABELS = ("jax-jit", "jax-eager", "torch", "autograd", "casadi-sx", "casadi-c", "scipy-fd")
+HEADLINE_PEERS = ("jax-jit", "casadi-sx", "casadi-c", "torch")  # the headline's "fastest peer"
 
 
 def med(r, tool):
@@ -15,6 +16,13 @@ def med(r, tool):
     if not v or v.get("status") != "ok" or "stats" not in v:
         return None
     return v["stats"]["median"]
+
+
+def status_cell(v):
+    """A table cell for a tool without a median: why (``not installed``, ``skip``, ...)."""
+    if v.get("status") == "skip" and "not installed" in v.get("note", ""):
+        return "not installed"
+    return {"skip": "skip", "wrong": "WRONG", "error": "error"}.get(v.get("status"), "—")
 
 
 def best_replay(r):
@@ -87,7 +95,7 @@ def bars_section(results, bres):
            "(`tape.compile()`) replay; for BFGS, `jittape.minimize` (interpreted) and the "
            "compiled tape's `value_and_gradient`. Ratios below 1: jittape is faster.", "",
            f"**1. Replay faster than every peer** (JAX jit, JAX eager, PyTorch eager, autograd, "
-           f"SciPy FD), problems of at most {BAR_N:,} inputs: met on {met[1][0]} of "
+           f"CasADi SX and C, SciPy FD), problems of at most {BAR_N:,} inputs: met on {met[1][0]} of "
            f"{met[1][1]}.", "",
            table(["problem", "n", "best replay", "fastest peer", "replay ÷ fastest peer",
                   "met?"], rows1), "",
@@ -100,6 +108,116 @@ def bars_section(results, bres):
            table(["problem", "n", "jittape eager", "autograd", "eager ÷ autograd",
                   "PyTorch eager", "eager ÷ PyTorch", "met?"], rows3), ""]
     return out
+
+
+# --- headline, cmpad, CasADi --------------------------------------------------------------------
+def headline_rows(results, bres):
+    """Per problem: jittape's best replay ÷ hand Numba and ÷ the fastest of JAX jit, CasADi
+    (SX or C) and PyTorch."""
+    rows = []
+    for r in results + ([bres] if bres else []):
+        rep, which = best_replay(r)
+        hand = med(r, "hand-numba")
+        if rep is None or hand is None:
+            continue
+        peers = [(med(r, p), p) for p in HEADLINE_PEERS if med(r, p) is not None]
+        fastest = min(peers) if peers else None
+        rows.append([_pname(r), fmt_int(r["n"]), f"{fmt_time(rep)} ({_which(which)})",
+                     fmt_ratio(rep / hand),
+                     f"{LABEL[fastest[1]]} {fmt_time(fastest[0])}" if fastest
+                     else _no_peer(r),
+                     fmt_ratio(rep / fastest[0]) if fastest else "—"])
+    return rows
+
+
+def _no_peer(r):
+    cells = {status_cell(r["tools"].get(p, {})) for p in HEADLINE_PEERS}
+    return "not installed" if cells == {"not installed"} else "—"
+
+
+def headline_section(results, bres):
+    return ["## Headline", "",
+            "For README's Performance section. jittape's best replay (the faster of "
+            "`tape.gradient` interpreted and after `tape.compile()`, the tape recorded once) "
+            "divided by the hand-written Numba gradient, and by the fastest of JAX "
+            "(`jit(grad)`), CasADi (SX virtual machine or generated C) and PyTorch eager "
+            "measured in the same rounds. Below 1: jittape is faster.", "",
+            table(["problem", "n", "jittape best replay", "÷ hand Numba",
+                   "fastest of JAX jit, CasADi, PyTorch", "÷ fastest peer"],
+                  headline_rows(results, bres)), ""]
+
+
+def _rate(t):
+    return "—" if t is None else f"{1.0 / t:.2g}"
+
+
+CMPAD_TOOLS = ("hand-numba", "jittape-eager", "jittape-replay", "jittape-compiled", "jax-jit",
+               "torch", "autograd", "casadi-sx", "casadi-c")
+
+
+def cmpad_section(results):
+    """cmpad's problems in its own unit, gradients per second, beside CppAD's published rates."""
+    from .problems.cmpad import PUBLISHED
+    rows = []
+    for r in results:
+        pub = PUBLISHED.get(r["key"])
+        if pub is None:
+            continue
+        rep, _ = best_replay(r)
+        row = [_pname(r), _rate(r["objective"]["median"])]
+        row += [_rate(med(r, t)) if med(r, t) is not None
+                else status_cell(r["tools"].get(t, {})) for t in CMPAD_TOOLS]
+        row += [f"{pub['cppad']:.2g} ({pub['cppad_csv']:.2g})",
+                fmt_ratio(pub["cppad"] * rep) if rep else "—", f"{pub['jittape_issue']:.2g}"]
+        rows.append(row)
+    if not rows:
+        return []
+    header = (["problem", "NumPy f(x)"] + [LABEL[t] for t in CMPAD_TOOLS]
+              + ["CppAD published", "CppAD ÷ jittape best", "jittape in issue 12"])
+    return ["## cmpad: gradients per second", "",
+            "cmpad's unit (https://github.com/bradbell/cmpad): gradients per second with the "
+            "AD function set up once (cmpad's `time_setup=false`; jittape: `record` once, "
+            "then `tape.gradient`), one thread, measured here side by side; `NumPy f(x)`: "
+            "objective evaluations per second. CppAD published: the rate quoted in issue 12 "
+            "(in brackets cmpad's own `xam_main.csv` of 2024-09-14, `package=cppad`, "
+            "`time_setup=false`, another machine, C++). `CppAD ÷ jittape best`: how many times "
+            "faster CppAD's published rate is than jittape's best replay here. The ODE's "
+            "gradient is identically zero at cmpad's size (see the notes): CppAD and CasADi "
+            "fold it away while taping, the others compute on zeros.", "",
+            table(header, rows), ""]
+
+
+def casadi_section(results):
+    rows = []
+    for r in results:
+        sx = r["tools"].get("casadi-sx", {})
+        cc = r["tools"].get("casadi-c", {})
+        info = cc.get("casadi") or sx.get("casadi")
+        if not info:
+            continue
+        cinfo = cc.get("casadi") or {}
+        hand = med(r, "hand-numba")
+        ratio = lambda t: fmt_ratio(med(r, t) / hand) if med(r, t) and hand else "—"  # noqa
+        rows.append([_pname(r), fmt_int(info["instructions"]), fmt_time(info["symbolic"]),
+                     fmt_time(cinfo.get("codegen")), fmt_time(cinfo.get("gcc")),
+                     fmt_int(cinfo.get("c_bytes")),
+                     fmt_time(med(r, "casadi-sx")), ratio("casadi-sx"),
+                     fmt_time(med(r, "casadi-c")) if med(r, "casadi-c") else
+                     status_cell(cc), ratio("casadi-c")])
+    if not rows:
+        return []
+    from .tools import CASADI_CFLAGS
+    return ["## CasADi: graph size and build times", "",
+            "Symbolic: `SX.sym`, the problem's Python code run on the symbols, `casadi.gradient` "
+            "and `casadi.Function`. Code generation: `CodeGenerator` writing the C source; gcc: "
+            f"`gcc {CASADI_CFLAGS}` building the shared library that `casadi.external` loads "
+            "(the C column's first call includes both). Instructions: the SX gradient "
+            "function's `n_instructions()`. Both are called through `Function.buffer()` (arrays "
+            "bound once; about 0.5 µs per call), not `Function.__call__` (NumPy to `DM` and "
+            "back: about 20 µs per call here, which would swamp the small problems).", "",
+            table(["problem", "SX instructions", "symbolic build", "code generation", "gcc",
+                   "C source bytes", "SX VM gradient", "÷ hand Numba", "C gradient",
+                   "÷ hand Numba"], rows), ""]
 
 
 # --- tables ------------------------------------------------------------------------------------
@@ -122,8 +240,7 @@ def summary_matrix(results, bres):
             elif v is None:
                 row.append("")
             else:
-                row.append({"skip": "skip", "wrong": "WRONG", "error": "error"}.get(
-                    v["status"], "—"))
+                row.append(status_cell(v))
         rows.append(row)
     return table(header, rows)
 
@@ -282,10 +399,13 @@ def markdown(results, bres, ctimes, checks, info, settings, plot_note, env, quic
            "(`÷ hand Numba`, `÷ f(x)`), not the absolute times. `python -m benchmarks "
            "--help` and the docstrings of `benchmarks/run.py` and `benchmarks/problems/*.py` "
            "define every figure.", ""]
+    out += headline_section(results, bres)
     out += bars_section(results, bres)
     out += ["## Summary: gradient time ÷ hand Numba gradient time", "",
             "Hand Numba's own median in bold; `skip`: the tool does not run there (reason in "
             "the full table).", "", summary_matrix(results, bres), ""]
+    out += cmpad_section(results)
+    out += casadi_section(results)
     out += ["## All results", "", results_table(results), ""]
     if bres:
         out += ["## BFGS on Rosenbrock n = 100: total time to converge", "",
@@ -334,8 +454,8 @@ def plot(results, bres, path):
                                                                    "Logistic\nregression")
              for r in allres]
     tools = [k for k, _, _ in TOOLS]
-    markers = dict(zip(tools, "sDo^v*PXhp"))
-    colors = dict(zip(tools, plt.get_cmap("tab10").colors))
+    markers = dict(zip(tools, "sDo^v*PXhp<>d"))
+    colors = dict(zip(tools, plt.get_cmap("tab20").colors[::2] + plt.get_cmap("tab20").colors[1::2]))
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(12, 1.1 * len(allres)), 10),
                                    sharex=True)
     xs = np.arange(len(allres))
@@ -359,7 +479,7 @@ def plot(results, bres, path):
     ax1.axhline(3.0, color="gray", lw=0.8, ls="--")
     ax1.set_yscale("log")
     ax1.set_ylabel("steady gradient time ÷ hand Numba\n(median; dashed: 3x)")
-    ax1.legend(ncol=10, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0),
+    ax1.legend(ncol=12, fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0),
                frameon=False)
     ax1.grid(True, which="major", axis="y", alpha=0.3)
     ax2.set_yscale("log")

@@ -16,7 +16,9 @@ Problems (``benchmarks/problems``): extended Rosenbrock n = 10, 1 000, 100 000; 
 GMM objective on its inputs (d, K, n) = (2, 5, 1k), (10, 25, 1k), (2, 25, 10k); ADBench's
 bundle adjustment (sum of squared residuals) on ba1 and ba5; L2-regularized logistic
 regression (X 10 000 x 100); the Lennard-Jones cluster energy of N = 13 and 38 atoms,
-vectorized and as scalar loops; and ``scipy.optimize.minimize(method="BFGS")`` on Rosenbrock
+vectorized and as scalar loops; the Morse cluster energy (rho = 6) of N = 13 and 38 atoms as
+scalar loops; cmpad's three problems (``det_by_minor`` 3 x 3, ``llsq_obj`` with 9
+coefficients and 100 points, ``an_ode`` with 100 components and 9 RK4 steps); and ``scipy.optimize.minimize(method="BFGS")`` on Rosenbrock
 n = 100 (total time to converge, :mod:`benchmarks.bfgs`). Each problem has an analytic
 gradient derived by hand in NumPy and one in ``@numba.njit`` (the reference limit); the two
 are checked against each other, and the GMM and BA objectives against ADBench's unit-test
@@ -27,7 +29,9 @@ Tools (:mod:`benchmarks.tools`): hand NumPy, hand Numba, jittape eager
 jittape compiled (the same after ``tape.compile()``, where it compiles), SciPy finite
 differences (``scipy.optimize.approx_fprime``, small n only), and when installed JAX
 (``jax.jit(jax.grad(f))`` and eager ``jax.grad(f)``, float64), PyTorch eager (float64, CPU,
-``torch.autograd.grad``) and HIPS autograd. Every gradient is checked against the hand
+``torch.autograd.grad``), HIPS autograd and CasADi (the objective built as an ``SX``
+expression, ``casadi.gradient``, run by the SX virtual machine and as gcc-compiled generated
+C; scalar-loop and cmpad problems only). Every gradient is checked against the hand
 Numba one at x0 and at a second point (relative error ``max|g - ref| / max|ref|`` below
 1e-8; SciPy FD below 1e-4, its truncation error) before it is timed; a wrong one is reported
 and not timed.
@@ -35,7 +39,9 @@ and not timed.
 Figures: first call (building the tool's function plus its first gradient: tracing, taping,
 compiling included), steady-state median per gradient with its interquartile range, the
 ratios of that median to the NumPy objective and to the hand Numba gradient measured in the
-same rounds; for jittape also tape records and bytes, the compiled kernel's size, and
+same rounds; a headline table (jittape's best replay ÷ hand Numba and ÷ the fastest of JAX
+jit, CasADi and PyTorch); cmpad's problems in gradients per second beside CppAD's published
+rates; CasADi's graph sizes and code-generation/gcc build times; for jittape also tape records and bytes, the compiled kernel's size, and
 ``tape.compile()`` in fresh interpreters with empty ``NUMBA_CACHE_DIR`` and
 ``JITTAPE_CACHE_DIR`` (cold) and again with the directories it filled (warm).
 
@@ -175,7 +181,9 @@ def run_problem(key, env, settings, tool_keys):
             r["stats"] = C.stats([r.pop("single")])
     out["jittape"] = jittape_profile(prob, out, settings)
     for r in out["tools"].values():
-        r.pop("info", None)
+        info = r.pop("info", None)
+        if info and "instructions" in info:  # CasADi: its graph size and build times
+            r["casadi"] = info
     return out
 
 

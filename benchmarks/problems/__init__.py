@@ -12,6 +12,9 @@ A :class:`Problem` carries:
   data passed as arguments (as ``jax.jit`` wants them, rather than baked-in constants);
 * ``torch(torch) -> fun``: the objective in PyTorch on a float64 tensor;
 * ``autograd(anp) -> fun``: the objective in ``autograd.numpy``;
+* ``casadi(ca) -> fun``: ``fun(x)`` builds the objective as a CasADi expression of the
+  ``SX`` column symbol ``x`` (scalar-loop problems pass ``ca.vertsplit(x)``, a list of scalar
+  symbols, to the same Python function the other tools run);
 * ``fd``: whether SciPy finite differences are tried (small n only).
 
 Peers' libraries are imported by the tools (:mod:`benchmarks.tools`) only, so building a
@@ -37,6 +40,7 @@ class Problem:
     jax: Optional[Callable] = None
     torch: Optional[Callable] = None
     autograd: Optional[Callable] = None
+    casadi: Optional[Callable] = None
     fd: bool = True
     notes: list = field(default_factory=list)
     x1: Optional[np.ndarray] = None  # second check point; default: a small perturbation
@@ -69,6 +73,9 @@ REGISTRY = {
     "lj38-loops": ("lj", (38, "loops")),
     "morse13-loops": ("morse", 13),
     "morse38-loops": ("morse", 38),
+    "cmpad-det": ("cmpad", "det"),
+    "cmpad-llsq": ("cmpad", "llsq"),
+    "cmpad-ode": ("cmpad", "ode"),
 }
 
 
@@ -80,7 +87,9 @@ def build(key):
 
 
 def reference_checks():
-    """Run the ADBench reference-value checks (GMM and BA unit-test files); return lines of
-    text describing them. Raises AssertionError on a mismatch."""
-    from . import ba, gmm
-    return gmm.reference_check() + ba.reference_check()
+    """Run the reference checks (ADBench's GMM and BA unit-test values; cmpad's and Morse's
+    hand gradients against central differences); return lines of text describing them.
+    Raises AssertionError on a mismatch."""
+    from . import ba, cmpad, gmm, morse
+    return (gmm.reference_check() + ba.reference_check() + cmpad.reference_check()
+            + morse.reference_check())

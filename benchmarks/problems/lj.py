@@ -79,6 +79,7 @@ def build(arg, key):
                 return 4.0 * anp.sum(ir6 * ir6 - ir6)
             return fun
         f = lj_energy
+        casadi_version = None
     else:
         def jax_version(jax, jnp):
             return lj_energy_loops, ()
@@ -88,6 +89,9 @@ def build(arg, key):
 
         def autograd_version(anp):
             return lj_energy_loops
+
+        def casadi_version(ca):
+            return lambda x: lj_energy_loops(ca.vertsplit(x))
         f = lj_energy_loops
 
     quick_skip = {}
@@ -98,7 +102,8 @@ def build(arg, key):
     return Problem(
         key=key, family=f"LJ {form}", quick_skip=quick_skip, label=f"N = {n_atoms} (n = {3 * n_atoms})",
         x0=start(n_atoms), f=f, grad_numpy=lj_gradient_hand, grad_numba=lj_grad_njit,
-        jax=jax_version, torch=torch_version, autograd=autograd_version, fd=True,
+        jax=jax_version, torch=torch_version, autograd=autograd_version,
+        casadi=casadi_version, fd=True,
         notes=[f"{n_atoms * (n_atoms - 1) // 2} pairs; "
                + ("jittape.demo.lj_energy" if form == "vectorized"
                   else "jittape.demo.lj_energy_loops, run by every tool on its own arrays")])
