@@ -11,14 +11,17 @@ small cache of tapes per input shape.
 """
 
 import sys
+import time
 
 import numpy as np
 
-from . import jitcache, tapefile
+from . import jitcache, tapefile, tiers
 from .sweeps import for_tape
 from .active import Active
 from .api import _CONTAINERS, _LEAF, _flatten_arg, _pack_grads, _record, like_input
 from .errors import GuardFailure, NonScalarOutputError
+
+_F64 = np.dtype(np.float64)
 
 
 def _guard_failure(record):
@@ -51,6 +54,19 @@ class Tape:
         :func:`taped`, which does so automatically.
     ValueError
         An input's shape, or a structured argument's structure, differs from the recorded one.
+
+    Notes
+    -----
+    Replays take the fastest path by themselves (``auto_compile``, default True): a tape with
+    a scalar output is replayed by the Numba interpreter until the time spent doing so
+    exceeds an estimate of its compile time (:func:`jittape.tiers.compile_cost_estimate`,
+    about 1 s), then compiled once (:meth:`compile`; the machine code is cached on disk), so
+    compiling never costs more than about twice what it saves: the tiering rule of JIT
+    compilers. The compile runs on the background compile thread of :mod:`jittape.tiers`
+    while replays go on interpreted (in the foreground when background compiles are off,
+    ``JITTAPE_BACKGROUND=0``); one taking over a second is announced on stderr. A tape the
+    compiler refuses (too long) is never tried again. ``tape.auto_compile = False`` keeps a
+    tape interpreted; :meth:`compile` compiles it at once.
     """
 
     treedefs = None  # structures of the differentiated arguments; None: plain arguments
@@ -66,12 +82,32 @@ class Tape:
             self.treedefs = tuple(treedefs)  # the INPUT records are their float leaves
         self._in_ids = None  # set on first replay
         self._in_shapes = None
+        self._plain_shape = None  # set on first replay (see _prepare)
         self._kernel = None  # set by compile(); not pickled (machine code)
+        self._tried = False  # a compile was started (or refused): never again
+        self._spent = 0.0  # seconds of interpreted fast replays, while auto-compiling
+        self.auto_compile = True
 
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_kernel"] = None
+        state.update(_in_ids=None, _plain_shape=None)
+        if self._kernel is not None:  # the unpickled tape compiles again once hot
+            state.update(_tried=False, _spent=0.0,
+                         _budget=tiers.compile_cost_estimate(self) if self._auto else None)
         return state
+
+    @property
+    def auto_compile(self):
+        """Whether this tape compiles itself once hot (see the class notes); settable."""
+        return self._auto
+
+    @auto_compile.setter
+    def auto_compile(self, on):
+        self._auto = bool(on)
+        # seconds of interpreted replay that trigger the compile; None: do not measure
+        self._budget = tiers.compile_cost_estimate(self) if (
+            self._auto and self._kernel is None and not self._tried) else None
 
     def compile(self):
         """Compile the tape into one specialised Numba function (:mod:`jittape.compiler`).
@@ -87,12 +123,14 @@ class Tape:
             For tapes that do not compile (see :func:`jittape.compiler.compile_tape`).
         """
         from .compiler import compile_tape
+        self._tried, self._budget = True, None  # refused or compiled: the same next time
         kernel, val0, pool = compile_tape(self)
         t = self.arrays
         x0 = np.concatenate([t.val[t.off[i]:t.off[i + 1]] for i in t.inputs])
         module = sys.modules[kernel.py_func.__module__]
+        where = " in the background" if tiers.on_compile_thread() else ""
         jitcache.FirstCall(module, "tape_kernel", f"a compiled tape of {self.n_records} "
-                           f"records")(val0, x0, pool, True)  # now, not at the first replay
+                           f"records{where}")(val0, x0, pool, True)  # now, not at a replay
         self._kernel = (kernel, val0, pool)
         return self
 
@@ -188,7 +226,7 @@ class Tape:
     # --- public replay ---
     def value(self, *xs):
         """f at new inputs: float (or ndarray for a vector output)."""
-        xs = self._flat(xs)
+        xs = xs if self.treedefs is None else self._flat(xs)
         if self.out_shape == () and self.out_id >= 0:
             return self._fast(xs, False)[0]
         return self._output(self._forward(xs))
@@ -217,22 +255,67 @@ class Tape:
             return bad, val[o], adj[spans[0][0]:spans[0][1]]
         return bad, val[o], np.concatenate([adj[lo:hi] for lo, hi in spans])
 
+    def _prepare(self):
+        """What every fast replay needs, computed at the first one."""
+        t = self.arrays
+        self._in_shapes = [t.shape(i) for i in t.inputs]
+        self._spans = [(int(t.off[i]), int(t.off[i + 1])) for i in t.inputs]
+        self._cols = t.columns
+        self._o_out = int(t.off[self.out_id])
+        s = self._in_shapes
+        # the shape of the one array argument whose gradient goes back as the kernel's or
+        # the interpreter's own array (no structure to rebuild); None: another kind of tape
+        self._plain_shape = s[0] if (self.single and self.treedefs is None and len(s) == 1
+                                     and s[0] != ()) else None
+        self._in_ids = np.asarray(t.inputs, dtype=np.int64)
+
     def _fast(self, xs, want_grad):
         """Scalar output: load, forward and reverse sweep with little Python per call."""
-        t = self.arrays
+        if len(xs) == 1:
+            x = xs[0]
+            if type(x) is np.ndarray and x.dtype is _F64 and x.shape == self._plain_shape:
+                return self._fast_plain(x, want_grad)  # the common case: one float64 array
         if self._in_ids is None:
-            self._in_ids = np.asarray(t.inputs, dtype=np.int64)
-            self._in_shapes = [t.shape(i) for i in t.inputs]
-            self._spans = [(int(t.off[i]), int(t.off[i + 1])) for i in t.inputs]
-            self._cols = t.columns
-            self._o_out = int(t.off[self.out_id])
+            self._prepare()
+        return self._fast_general(xs, want_grad)
+
+    def _fast_plain(self, x, want_grad):
+        """:meth:`_fast` for one float64 array of the recorded shape: the kernel's or the
+        interpreter's gradient array goes back as it is."""
+        kernel = self._kernel
+        if kernel is not None:
+            xin = x if x.ndim == 1 else x.ravel()
+            if not xin.flags.carray:
+                xin = xin.copy()  # one Numba specialization: contiguous, writeable float64
+            bad, value, g = kernel[0](kernel[1], xin, kernel[2], want_grad)
+        elif self._budget is None:
+            bad, value, g = self._interpret(x if x.ndim == 1 else x.ravel(), want_grad)
+        else:
+            t0 = time.perf_counter()
+            bad, value, g = self._interpret(x if x.ndim == 1 else x.ravel(), want_grad)
+            self._count_interpreted(time.perf_counter() - t0)
+        if bad >= 0:
+            raise _guard_failure(bad)
+        if g is None or x.ndim == 1:
+            return value, g
+        return value, g.reshape(x.shape)
+
+    def _count_interpreted(self, seconds):
+        """Add an interpreted replay's time to the auto-compile budget; compile once hot."""
+        self._spent += seconds
+        if self._budget is not None and self._spent > self._budget:
+            self._budget = None  # decided once: compiling (or refused)
+            tiers.tier_up(self)
+
+    def _fast_general(self, xs, want_grad):
+        """:meth:`_fast` for floats, several or structured arguments, other dtypes."""
         shapes = self._in_shapes
         if len(xs) == 1:
             x = xs[0]
             if type(x) is not np.ndarray or x.dtype != np.float64 or x.shape != shapes[0]:
                 x = self._check_input(x, shapes[0])
             xin = x.ravel() if x.ndim != 1 else x
-            if not (xin.flags.c_contiguous and xin.flags.writeable):
+            if not xin.flags.carray:
                 xin = xin.copy()  # one Numba specialization: contiguous, writeable float64
         else:
             if len(xs) != len(shapes):
@@ -243,7 +326,9 @@ class Tape:
             kernel, val0, pool = self._kernel
             bad, value, g = kernel(val0, xin, pool, want_grad)
         else:
+            t0 = time.perf_counter()
             bad, value, g = self._interpret(xin, want_grad)
+            self._count_interpreted(time.perf_counter() - t0)
         if bad >= 0:
             raise _guard_failure(bad)
         if not want_grad:
@@ -269,15 +354,21 @@ class Tape:
         return np.asarray(x, dtype=np.float64)
 
     def value_and_gradient(self, *xs, _val=None):
-        """``(f(xs), gradient)`` from one forward and one reverse sweep."""
-        self._require_scalar()
+        """``(f(xs), gradient)`` from one forward and one reverse sweep (or one call of the
+        compiled kernel)."""
+        if self.out_shape != ():
+            self._require_scalar()
         if _val is None and self.out_id >= 0:
-            return self._fast(self._flat(xs), True)
+            return self._fast(xs if self.treedefs is None else self._flat(xs), True)
         val = self._forward(self._flat(xs)) if _val is None else _val
         return self._output(val), self._input_adjoints(self._reverse(val, 1.0))
 
     def gradient(self, *xs):
         """The gradient at new inputs (float or ndarray of the input's shape)."""
+        if len(xs) == 1:  # value_and_gradient's path for one float64 array, calls fewer
+            x = xs[0]
+            if type(x) is np.ndarray and x.dtype is _F64 and x.shape == self._plain_shape:
+                return self._fast_plain(x, True)[1]
         return self.value_and_gradient(*xs)[1]
 
     def vjp(self, xs, cotangent, _val=None):

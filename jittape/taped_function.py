@@ -1,12 +1,11 @@
 """Record once, replay many times, re-record when needed: :func:`taped`.
 
 A :class:`TapedFunction` keeps the tapes (:class:`jittape.Tape`) of a function, replays the
-one recorded for the arguments' shapes and constants, records again when a guard fails, and
-compiles a tape (:meth:`jittape.Tape.compile`) once interpreting it has cost more than
-compiling would (the tiering rule of JIT compilers).
+one recorded for the arguments' shapes and constants and records again when a guard fails.
+Each tape compiles itself once interpreting it has cost more than compiling would (the
+tiering rule of JIT compilers, :class:`jittape.Tape`).
 """
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,19 +29,25 @@ class ReplayStats:
     compilations: int = 0
 
 
-def _compile_cost_estimate(tape):
-    """Seconds Numba may take to compile ``tape`` (measured cold: 0.7-1.0 s for 12 records,
-    about 2 ms more per generated statement)."""
-    return 1.0 + 0.002 * tape.n_records
+_NO_CONSTS = ([], {})  # the constants of a call with no other arguments (never mutated)
 
 
 class _Entry:
-    __slots__ = ("key", "tape", "consts", "spent", "compile_tried")
+    __slots__ = ("key", "tape", "consts", "counted")
 
     def __init__(self, key, tape, consts):
         self.key, self.tape, self.consts = key, tape, consts
-        self.spent = 0.0  # seconds spent replaying this tape through the interpreter
-        self.compile_tried = False
+        self.counted = False  # its compilation is in stats.compilations
+
+
+# what each method of TapedFunction asks of a tape: (tape, xs, val) -> result, where val is
+# the recording's value buffer on the call that recorded the tape, else None
+def _value_and_grad(t, xs, val):
+    return t.value_and_gradient(*xs) if val is None else t.value_and_gradient(*xs, _val=val)
+
+
+def _grad(t, xs, val):
+    return t.gradient(*xs) if val is None else t.value_and_gradient(*xs, _val=val)[1]
 
 
 def _snapshot(x):
@@ -75,10 +80,11 @@ class TapedFunction:
     ``stats`` is a :class:`ReplayStats`.
 
     ``compile`` chooses when a tape is compiled (:meth:`Tape.compile`): ``"auto"`` (default)
-    once the time spent replaying it through the interpreter exceeds an estimate of the compile
-    time, so compiling never costs more than about twice what it saves (the tiering rule of
-    JIT compilers); ``True`` at its first replay; ``False`` never. Tapes that do not compile
-    (too long) stay interpreted.
+    as every :class:`Tape` does, once the time spent replaying it through the interpreter
+    exceeds an estimate of the compile time (on a background thread, interpreted replays
+    going on meanwhile), so compiling never costs more than about twice what it saves (the
+    tiering rule of JIT compilers); ``True`` at its first replay; ``False`` never. Tapes that
+    do not compile (too long) stay interpreted and are not tried again.
     """
 
     def __init__(self, f, argnums=0, max_tapes=8, compile="auto"):
@@ -90,50 +96,91 @@ class TapedFunction:
         self.compile = compile
         self.stats = ReplayStats()
         self._entries = []
+        self._nums = {}  # number of positional arguments -> (differentiated, the others)
+        self._hot = None  # see _run
         self.__name__ = getattr(f, "__name__", "taped")
         self.__doc__ = getattr(f, "__doc__", None)
 
+    def _split(self, nargs):
+        """``(argnums, the other positions)`` for calls with ``nargs`` positional arguments."""
+        split = self._nums.get(nargs)
+        if split is None:
+            _, nums = _normalize_argnums(self.argnums, nargs)
+            split = self._nums[nargs] = (nums, tuple(i for i in range(nargs) if i not in nums))
+        return split
+
     def _run(self, args, kwargs, method):
-        _, nums = _normalize_argnums(self.argnums, len(args))
-        xs = tuple(args[n] for n in nums)
-        key = tuple(_arg_key(args[n], lambda: _arg_name(self.f, n)) for n in nums)
-        others = [a for i, a in enumerate(args) if i not in nums]
+        hot = self._hot  # (shape, front entry) when that was a call f(x) of one array x
+        if hot is not None and len(args) == 1 and not kwargs:
+            x = args[0]
+            if type(x) is np.ndarray and x.shape == hot[0]:  # what _lookup would try first
+                e = hot[1]
+                try:
+                    result = method(e.tape, args, None)
+                except GuardFailure:
+                    self.stats.guard_failures += 1
+                    return self._lookup(args, kwargs, method, e)
+                self.stats.replays += 1
+                if not e.counted and (e.tape._kernel is not None or self.compile is True):
+                    self._count_compile(e)
+                return result
+        return self._lookup(args, kwargs, method, None)
+
+    def _lookup(self, args, kwargs, method, failed):
+        """:meth:`_run` by searching the tapes (``failed``: one whose guard just failed)."""
+        nums, rest = self._split(len(args))
+        if len(nums) == 1:
+            x = args[nums[0]]
+            xs = (x,)
+            key = ((x.shape if type(x) is np.ndarray else
+                    _arg_key(x, lambda: _arg_name(self.f, nums[0]))),)
+        else:
+            xs = tuple(args[n] for n in nums)
+            key = tuple(_arg_key(args[n], lambda: _arg_name(self.f, n)) for n in nums)
+        plain = not rest and not kwargs  # no constants to compare
+        others = [args[i] for i in rest] if rest else []
+        hot = plain and len(args) == 1 and type(args[0]) is np.ndarray
         for idx, e in enumerate(self._entries):
-            if e.key != key or not self._consts_match(e.consts, others, kwargs):
+            if e is failed or e.key != key or not (plain and e.consts is _NO_CONSTS) and \
+                    not self._consts_match(e.consts, others, kwargs):
                 continue
-            t0 = time.perf_counter()
             try:
                 result = method(e.tape, xs, None)
             except GuardFailure:
                 self.stats.guard_failures += 1
                 continue
             self.stats.replays += 1
-            if not e.compile_tried and self.compile:
-                e.spent += time.perf_counter() - t0
-                if self.compile is True or e.spent > _compile_cost_estimate(e.tape):
-                    self._try_compile(e)
+            if not e.counted and (e.tape._kernel is not None or self.compile is True):
+                self._count_compile(e)
             if idx:
                 self._entries.insert(0, self._entries.pop(idx))
+            self._hot = (key[0], e) if hot else None
             return result
         if self._entries and not any(e.key == key for e in self._entries):
             self.stats.shape_changes += 1
         tape = _record_tape(self.f, args, kwargs, self.argnums)
+        tape.auto_compile = self.compile == "auto"
         self.stats.recordings += 1
-        consts = ([_snapshot(a) for a in others], {k: _snapshot(v) for k, v in kwargs.items()})
+        consts = _NO_CONSTS if plain else ([_snapshot(a) for a in others],
+                                           {k: _snapshot(v) for k, v in kwargs.items()})
         self._entries.insert(0, _Entry(key, tape, consts))
         del self._entries[self.max_tapes:]
+        self._hot = (key[0], self._entries[0]) if hot and self._entries else None
         # answer from the recording itself: replaying at the same point would redo its work
         return method(tape, xs, tape.arrays.val)
 
-    def _try_compile(self, entry):
-        entry.compile_tried = True
-        if entry.tape.out_shape != () or entry.tape.out_id < 0:
-            return
-        try:
-            entry.tape.compile()
-        except ValueError:  # too long to be worth compiling: stays interpreted
-            return
-        self.stats.compilations += 1
+    def _count_compile(self, entry):
+        """Count the tape's compilation once it has one; ``compile=True``: compile it now."""
+        tape = entry.tape
+        if self.compile is True and not tape._tried and tape.out_shape == () and \
+                tape.out_id >= 0:
+            try:
+                tape.compile()
+            except ValueError:  # too long to be worth compiling: stays interpreted
+                pass
+        if tape.compiled:
+            entry.counted = True
+            self.stats.compilations += 1
 
     @staticmethod
     def _consts_match(consts, others, kwargs):
@@ -143,10 +190,11 @@ class TapedFunction:
 
     def value_and_grad(self, *args, **kwargs):
         """``(f(*args), gradient)`` as :func:`jittape.value_and_grad` returns them."""
-        return self._run(args, kwargs, lambda t, xs, val: t.value_and_gradient(*xs, _val=val))
+        return self._run(args, kwargs, _value_and_grad)
 
     def grad(self, *args, **kwargs):
-        return self.value_and_grad(*args, **kwargs)[1]
+        """The gradient part of :meth:`value_and_grad`."""
+        return self._run(args, kwargs, _grad)
 
     def jacobian(self, *args, **kwargs):
         """Jacobian of an array-valued ``f`` w.r.t. its (single) differentiated argument."""

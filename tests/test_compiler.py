@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape import GuardFailure
+from jittape import GuardFailure, tiers
 from jittape.compiler import MAX_STATEMENTS, kernel_source
 from jittape.ops import OPS
 
@@ -77,12 +77,13 @@ def test_long_scalar_tapes_are_left_to_the_interpreter():
 
 
 def test_taped_compiles_once_replays_have_cost_more_than_compiling(monkeypatch):
-    import jittape.taped_function as R
-    monkeypatch.setattr(R, "_compile_cost_estimate", lambda tape: 0.0)
+    monkeypatch.setattr(tiers, "compile_cost_estimate", lambda tape: 0.0)
     tf = jittape.taped(rosen)
     x = np.linspace(-1, 1, 30)
     tf.grad(x)  # records
     tf.grad(x)  # replays through the interpreter, then compiles (estimate 0 s)
+    tiers.wait_compiled()  # in the background
+    tf.grad(x)
     assert tf.stats.compilations == 1
     np.testing.assert_allclose(tf.grad(x * 0.5), jittape.grad(rosen)(x * 0.5), rtol=1e-12)
     assert tf.stats.compilations == 1
@@ -90,3 +91,89 @@ def test_taped_compiles_once_replays_have_cost_more_than_compiling(monkeypatch):
     for _ in range(3):
         never.grad(x)
     assert never.stats.compilations == 0
+
+
+# --- the auto-compile policy: a tape compiles itself once hot (jittape.tiers.tier_up) -----
+@pytest.fixture
+def compiles(monkeypatch):
+    """Every call of compile_tape, in a list; compiling is due at the first replay."""
+    import jittape.compiler as C
+    calls, real = [], C.compile_tape
+
+    def counting(tape):
+        calls.append(tape)
+        return real(tape)
+    monkeypatch.setattr(C, "compile_tape", counting)
+    monkeypatch.setattr(tiers, "compile_cost_estimate", lambda tape: 0.0)
+    return calls
+
+
+@pytest.mark.parametrize("background", [True, False])
+def test_a_hot_recorded_tape_compiles_itself_and_agrees(compiles, monkeypatch, background):
+    monkeypatch.setattr(tiers, "_enabled", [background])
+    x = np.linspace(-1, 1, 30)
+    tape = jittape.record(rosen, x)
+    interp = jittape.record(rosen, x)
+    interp.auto_compile = False
+    tape.gradient(x)  # interpreted; past the (zero) estimate: compiles
+    tiers.wait_compiled()
+    assert tape.compiled and not interp.compiled and len(compiles) == 1
+    for y in (0.5 * x, x + 0.1):
+        v, g = tape.value_and_gradient(y)
+        vi, gi = interp.value_and_gradient(y)
+        np.testing.assert_allclose(g, gi, rtol=1e-13)
+        assert v == pytest.approx(vi, rel=1e-13) and tape.value(y) == pytest.approx(v)
+    assert len(compiles) == 1
+
+
+def test_a_tape_the_compiler_refuses_is_tried_once(compiles, monkeypatch):
+    import jittape.compiler as C
+
+    def refuse(tape):
+        compiles.append(tape)
+        raise ValueError("too many statements")
+    monkeypatch.setattr(C, "compile_tape", refuse)
+    x = np.linspace(-1, 1, 30)
+    tape = jittape.record(rosen, x)
+    tf = jittape.taped(rosen)
+    for _ in range(4):
+        g = tape.gradient(x)
+        tf.grad(x)
+        tiers.wait_compiled()
+    assert len(compiles) == 2 and not tape.compiled and tf.stats.compilations == 0
+    np.testing.assert_allclose(g, jittape.grad(rosen)(x), rtol=1e-13)
+    with pytest.raises(ValueError, match="too many"):
+        tape.compile()  # an explicit compile still tries, and says why it cannot
+    tape.gradient(x)
+    tiers.wait_compiled()
+    assert len(compiles) == 3
+    fresh = jittape.record(rosen, x)
+    with pytest.raises(ValueError):
+        fresh.compile()  # refused when asked: not tried again when hot
+    fresh.gradient(x)
+    tiers.wait_compiled()
+    assert len(compiles) == 4
+
+
+def test_compile_false_and_auto_compile_false_never_compile(compiles):
+    x = np.linspace(-1, 1, 30)
+    tf = jittape.taped(rosen, compile=False)
+    tape = jittape.record(rosen, x)
+    tape.auto_compile = False
+    for _ in range(4):
+        tf.grad(x)
+        tf.value_and_grad(x)
+        tape.gradient(x)
+        tiers.wait_compiled()
+    assert compiles == [] and tf.stats.compilations == 0 and not tape.compiled
+    assert not tf._entries[0].tape.compiled
+
+
+def test_an_unpickled_compiled_tape_compiles_again_when_hot(compiles):
+    import pickle
+    x = np.linspace(-1, 1, 30)
+    tape = pickle.loads(pickle.dumps(jittape.record(rosen, x).compile()))
+    assert not tape.compiled and tape.auto_compile
+    tape.gradient(x)
+    tiers.wait_compiled()
+    assert tape.compiled and len(compiles) == 2
