@@ -414,13 +414,14 @@ def compile_seconds(tape):
     """Estimated seconds :func:`compile_tape` takes: :data:`CACHED_SECONDS` if the kernel's
     machine code is in the cache, else :data:`MIN_COMPILE_SECONDS` plus about 2 ms per
     statement (Numba's compile time, measured); inf for a tape that does not compile.
-    Generates the kernel's source (about 10 us a record)."""
+    Generates the kernel's source (about 10 us a record), kept for :func:`compile_tape`."""
     try:
         gen, body = _generate(tape)
     except ValueError:
         return math.inf
     if gen.n_statements > MAX_STATEMENTS:
         return math.inf
+    tape._generated = (gen, body)  # what a compile of the tape, likely next, starts from
     if jitcache.compiled_before("jittape_tape", module_source(tape, body, True, gen.loop_source),
                                 "tape_kernel"):
         return CACHED_SECONDS
@@ -428,6 +429,9 @@ def compile_seconds(tape):
 
 
 def _generate(tape):
+    done = tape.__dict__.pop("_generated", None)
+    if done is not None:
+        return done
     _check(tape)
     gen = _Gen(tape.arrays, tape.out_id)
     return gen, gen.emit()
