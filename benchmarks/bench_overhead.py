@@ -92,8 +92,8 @@ def replay_fns(jittape):
     ctape = jittape.record(rosen, x).compile()
     kernel, val0, pool = ctape._kernel[:3]
     if len(ctape._kernel) == 4:  # (kernel, val0, pool, nadj): work buffers passed in
-        val, kadj = val0.copy(), np.empty(ctape._kernel[3])
-        call = lambda: kernel(val, kadj, x, pool, True)  # noqa: E731
+        kval, kadj = val0.copy(), np.empty(ctape._kernel[3])
+        call = lambda: kernel(kval, kadj, x, pool, True)  # noqa: E731
     else:
         call = lambda: kernel(val0, x, pool, True)  # noqa: E731
     tf = jittape.taped(rosen, compile=False)
