@@ -4,9 +4,10 @@ one-call replay, the compiled kernel, and when a tape moves from one to the othe
 A tape replays through the Numba sweeps (the interpreter) until its replays have cost more
 than compiling it would (:func:`jittape.compiler.compile_seconds`), then compiles once on
 the background compile thread (:func:`jittape.tiers.tier_up`), the tiering rule of JIT
-compilers (HotSpot, V8): compiling never costs more than about twice what it saves. Its
-first :data:`TRIAL` compiled replays are timed against the fastest interpreted one, and the
-kernel is dropped if it lost: interpreting a tape of a few large array records (a data
+compilers (HotSpot, V8): compiling never costs more than about twice what it saves. The
+first replay (which may compile the sweeps) is not counted, and at least :data:`TRIAL` are
+before a compile; the first :data:`TRIAL` compiled replays are then timed against the
+fastest interpreted one, and the kernel is dropped if it lost: interpreting a tape of a few large array records (a data
 matrix, BLAS products) can beat the generated kernel.
 """
 
@@ -78,7 +79,8 @@ class FastReplay:
     _kernel = None  # (kernel, val0, pool, nadj) from compile(); not pickled (machine code)
     _in_ids = None  # set with the rest of _prepare at the first fast replay
     _plain_shape = None
-    _spent = 0.0  # seconds of timed interpreted replays
+    _timed = 0  # interpreted replays timed
+    _spent = 0.0  # their seconds, the first one's excepted
     _best = (math.inf, math.inf)  # fastest interpreted replay: (value only, with gradient)
     _tried = False  # a compile was started or refused: never again by itself
     _cost = None  # estimated compile seconds, computed once the tape has cost the minimum
@@ -86,7 +88,7 @@ class FastReplay:
     lost_trial = None  # (kernel, interpreter) fastest replays, if the interpreter won
 
     _TRANSIENT = ("_work", "_zero_spans", "_val0_owner", "_kernel", "_trial", "_generated")
-    _TIERING = ("_spent", "_best", "_tried", "_cost", "lost_trial")
+    _TIERING = ("_timed", "_spent", "_best", "_tried", "_cost", "lost_trial")
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -213,11 +215,14 @@ class FastReplay:
         t0 = time.perf_counter()
         out = self._interpret(xin, want_grad)
         dt = time.perf_counter() - t0
+        self._timed += 1
+        if self._timed == 1 and self.auto_compile == "auto":
+            return out  # the first replay may have compiled (or interpreted) the sweeps
         self._spent += dt
         if dt < self._best[want_grad]:
             self._best = (dt, self._best[1]) if not want_grad else (self._best[0], dt)
         asked = self.auto_compile is True  # asked for: now, after the first replay, kept
-        if asked or self._hot():
+        if asked or (self._timed > TRIAL and self._hot()):
             self._tried = True
             tiers.tier_up(self._install, not asked, what=f"a tape of {self.n_records} records",
                           now=asked)
