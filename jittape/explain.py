@@ -212,7 +212,7 @@ class Trace:
                      "; ".join(_added(j, c) for j, c in s.contributions))
                     for s in self.steps]
         else:
-            head = ("record", "operation", "rule (from the op table)", "tangents in",
+            head = ("record", "operation", "rule (op table)", "tangents in",
                     "tangent out")
             rows = [(f"v{s.record}", s.operation, s.rule,
                      "; ".join(f"v{j}: {short(d)}" for j, d in s.tangents), short(s.tangent))
@@ -268,9 +268,9 @@ def trace_gradient(tape, *xs, cotangent=None):
         adj[t.off[tape.out_id]:t.off[tape.out_id + 1]] = seed
         steps = _reverse_steps(t, tape.out_id, val, adj, scratch)
     names = input_names(t)
-    header = (f"reverse sweep from the output v{tape.out_id}, seeded with "
-              f"{short(seed.reshape(tape.out_shape))}: z is the record, x, y its operands, "
-              f"zbar its adjoint")
+    header = (f"reverse sweep, output v{tape.out_id} seeded with "
+              f"{short(seed.reshape(tape.out_shape))} (z: the record; x, y: its operands in "
+              f"order; zbar: its adjoint, d output / d z)")
     grads = tape._input_adjoints(adj)
     footer = "\n".join(f"gradient wrt {names[i]} (adjoint of v{i}): {full(_slot(t, adj, i))}"
                        for i in t.inputs)
@@ -354,7 +354,8 @@ def trace_jvp(tape, *xs, tangents):
         jacobians.check_undefined(tape, dot, slice(t.off[tape.out_id],
                                                    t.off[tape.out_id + 1]))
     out = jacobians.output_of(tape, dot)
-    header = "tangent sweep from the inputs: z is the record, x, y its operands, xdot their tangents"
+    header = ("tangent sweep, inputs seeded with the tangents (z: the record; x, y: its "
+              "operands in order; zdot, xdot, ydot: their tangents)")
     footer = f"tangent of the output v{tape.out_id}: {full(out)}"
     return Trace("tangent", steps, tape._output(val), out, header, footer)
 
@@ -423,7 +424,7 @@ def loops(t):
     return [lp for lp in out if lp.reps > 1]
 
 
-def _loop_label(t, lp, names):
+def _loop_label(t, lp):
     ops = [OPS[int(t.op[i])].name for i in range(lp.start, lp.start + lp.length)]
     lines = [f"loop body of {lp.length} records x {lp.reps} repetitions",
              f"records v{lp.start} to v{lp.stop - 1}" + (
@@ -516,8 +517,8 @@ def to_dot(tape, *xs, adjoints=False, cotangent=None, max_nodes=200):
         attrs = {"shape": "box3d", "style": "filled", "fillcolor": COLOURS["loop"]}
         if lp.start <= tape.out_id < lp.stop:
             attrs.update(peripheries="2")
-        text = _loop_label(t, lp, input_names(t)) + ["last: " + _record_label(
-            t, lp.stop - 1, val, adj)[1]]
+        last = _record_label(t, lp.stop - 1, val, adj)
+        text = _loop_label(t, lp) + [f"last: {last[0]}"] + last[1:]
         lines.append(f"  loop{n} {_attr_text(chr(10).join(text), attrs)};")
     for i in range(t.n_records):
         if i not in inside:

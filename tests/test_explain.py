@@ -251,3 +251,13 @@ def test_trace_of_a_long_loop_tape():
     tape.compile()  # its fused kernel rounds its own way: close, not bit for bit
     trace = tape.trace_gradient(x)
     assert np.allclose(trace.gradient, tape.gradient(x), rtol=1e-12)
+
+
+# --- README -------------------------------------------------------------------------------
+def test_readme_trace_example_prints_what_the_readme_shows(capsys):
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## How a gradient is computed, step by step", 1)[1]
+    code, shown = re.search(r"```python\n(.*?)```\s*```text\n(.*?)```", section, re.S).groups()
+    exec(compile(code, "README.md", "exec"), {})
+    assert capsys.readouterr().out == shown, "README.md's trace is stale: paste the new output"
