@@ -29,6 +29,8 @@ import numpy as np
 
 from .ops import OPS, codes, operands
 from .optable import SELECT
+from .sweeps import for_tape
+from . import tiers
 
 #: Values shown per array (then ``...``).
 SHOWN = 3
@@ -126,11 +128,6 @@ def _seed(tape, cotangent):
     return seed.ravel()
 
 
-def _sweeps(t):
-    from .sweeps import for_tape
-    return for_tape(t)
-
-
 def _masked(t):
     """The opcode column with every record but the leaves made an INPUT (no branch runs)."""
     mask = t.op.copy()
@@ -140,7 +137,6 @@ def _masked(t):
 
 def _foreground(t):
     """Long tapes: compiled sweeps only (an interpreted step is a Python loop over records)."""
-    from . import tiers
     return tiers.foreground() if t.n_records > _INTERPRET_RECORDS else contextlib.nullcontext()
 
 
@@ -278,7 +274,7 @@ def trace_gradient(tape, *xs, cotangent=None):
 
 
 def _reverse_steps(t, last, val, adj, scratch):
-    sw, mask, cols = _sweeps(t), _masked(t), t.columns[1:]
+    sw, mask, cols = for_tape(t), _masked(t), t.columns[1:]
     steps = []
     with _foreground(t):
         for i in range(last, -1, -1):
@@ -361,7 +357,7 @@ def trace_jvp(tape, *xs, tangents):
 
 
 def _tangent_steps(t, last, val, dot):
-    sw, mask, cols = _sweeps(t), _masked(t), t.columns[1:]
+    sw, mask, cols = for_tape(t), _masked(t), t.columns[1:]
     steps = []
     with _foreground(t):
         for i in range(last + 1):
@@ -384,12 +380,12 @@ def _quote(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def _value_text(v):
-    """A node's value: ``%.4g``, or the shape, the first values and the range of an array."""
+def _value_text(v, shape=True):
+    """A node's value: ``%.4g``, or (the shape,) the first values and the range of an array."""
     v = np.asarray(v, dtype=np.float64)
     if v.ndim == 0:
         return short(v)
-    text = f"{v.shape} {short(v)}"
+    text = f"{v.shape} {short(v)}" if shape else short(v)
     return text + (f"\nmin {v.min():.4g}, max {v.max():.4g}" if v.size > SHOWN else "")
 
 
@@ -438,8 +434,8 @@ def _record_label(t, i, val, adj):
     op = OPS[int(t.op[i])]
     head = f"v{i} {operation(t, i)}" if op.kind == "leaf" else f"v{i} = {operation(t, i)}"
     lines = [head, _value_text(_slot(t, val, i))]
-    if adj is not None:  # (the adjoint has the value's shape)
-        lines.append("adj " + _value_text(_slot(t, adj, i)).split(") ", 1)[-1])
+    if adj is not None:
+        lines.append("adj " + _value_text(_slot(t, adj, i), shape=False))
     return lines
 
 

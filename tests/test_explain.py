@@ -261,3 +261,12 @@ def test_readme_trace_example_prints_what_the_readme_shows(capsys):
     code, shown = re.search(r"```python\n(.*?)```\s*```text\n(.*?)```", section, re.S).groups()
     exec(compile(code, "README.md", "exec"), {})
     assert capsys.readouterr().out == shown, "README.md's trace is stale: paste the new output"
+
+
+def test_command_line_dot_and_trace(capsys):
+    from jittape.__main__ import main
+    assert main(["dot"]) == 0
+    nodes, edges = graph(capsys.readouterr().out)
+    assert len(nodes) == 8 and ("v0", "v1") in edges
+    assert main(["trace"]) == 0
+    assert "gradient wrt x (adjoint of v0): [2.6342, 1.0975]" in capsys.readouterr().out
