@@ -81,11 +81,11 @@ def operation(t, i):
 
 
 def full(v):
-    """A value as text: in full up to 12 elements (4 significant digits), else :func:`short`."""
+    """A value as text: in full up to 12 elements (5 significant digits), else :func:`short`."""
     v = np.asarray(v, dtype=np.float64)
     if v.ndim == 0 or v.size > 12:
         return short(v)
-    return np.array2string(v, precision=4, separator=", ", suppress_small=True)
+    return np.array2string(v, separator=", ", formatter={"float_kind": "{:.5g}".format})
 
 
 def _added(j, c):
@@ -100,6 +100,10 @@ def _added(j, c):
     where = f"[{lo}]" if hi == lo + 1 else f"[{lo}:{hi}]"
     part = flat[lo] if hi == lo + 1 else flat[lo:hi]
     return f"v{j}{'.flat' if c.ndim > 1 else ''}{where} += {short(part)}"
+
+
+def _output_name(tape):
+    return f"v{tape.out_id}" if tape.out_id >= 0 else "(a constant: no record)"
 
 
 def _table(head, rows):
@@ -219,7 +223,12 @@ class Trace:
         return f"<jittape trace of the {self.kind} sweep: {len(self.steps)} steps>"
 
 
-def _distinct(ids):
+def _differentiated(t, i):
+    """The distinct operands of record ``i`` that a derivative flows to (not a select's
+    condition, nor an argument that must be a constant)."""
+    op, ids = OPS[int(t.op[i])], operands(t, i)
+    if op.elementwise:
+        ids = [j for j, p in zip(ids, op.partials) if p != "0.0"]
     return list(dict.fromkeys(ids))
 
 
@@ -264,7 +273,7 @@ def trace_gradient(tape, *xs, cotangent=None):
         adj[t.off[tape.out_id]:t.off[tape.out_id + 1]] = seed
         steps = _reverse_steps(t, tape.out_id, val, adj, scratch)
     names = input_names(t)
-    header = (f"reverse sweep, output v{tape.out_id} seeded with "
+    header = (f"reverse sweep, output {_output_name(tape)} seeded with "
               f"{short(seed.reshape(tape.out_shape))} (z: the record; x, y: its operands in "
               f"order; zbar: its adjoint, d output / d z)")
     grads = tape._input_adjoints(adj)
@@ -282,7 +291,7 @@ def _reverse_steps(t, last, val, adj, scratch):
             if op.kind == "leaf" or not op.differentiable:
                 continue
             o, p = t.off[i], t.off[i + 1]
-            ids = _distinct(operands(t, i))
+            ids = _differentiated(t, i)
             mask[i] = t.op[i]
             scratch[:] = 0.0  # the contributions alone, for the table
             scratch[o:p] = adj[o:p]
@@ -352,7 +361,7 @@ def trace_jvp(tape, *xs, tangents):
     out = jacobians.output_of(tape, dot)
     header = ("tangent sweep, inputs seeded with the tangents (z: the record; x, y: its "
               "operands in order; zdot, xdot, ydot: their tangents)")
-    footer = f"tangent of the output v{tape.out_id}: {full(out)}"
+    footer = f"tangent of the output {_output_name(tape)}: {full(out)}"
     return Trace("tangent", steps, tape._output(val), out, header, footer)
 
 
@@ -367,7 +376,7 @@ def _tangent_steps(t, last, val, dot):
             mask[i] = t.op[i]
             sw.tangent_sweep(mask[:i + 1], *cols, val, dot)  # records 0..i, all but i leaves
             mask[i] = codes.INPUT
-            ins = tuple((j, _slot(t, dot, j)) for j in _distinct(operands(t, i)))
+            ins = tuple((j, _slot(t, dot, j)) for j in _differentiated(t, i))
             out = _slot(t, dot, i)
             if np.any(np.asarray(out) != 0.0) or any(np.any(np.asarray(d) != 0) for _, d in ins):
                 steps.append(TangentStep(i, op.name, operation(t, i), tangent_rule(op), ins, out))
@@ -526,7 +535,7 @@ def to_dot(tape, *xs, adjoints=False, cotangent=None, max_nodes=200):
 
 def _title(tape, found):
     t = tape.arrays
-    text = f"tape of {t.n_records} records, output v{tape.out_id}"
+    text = f"tape of {t.n_records} records, output {_output_name(tape)}"
     if found:
         text += f"; {len(found)} loop(s) drawn as one node each"
     return text
@@ -547,8 +556,9 @@ def _edges(t, node):
                 continue
             seen.add((src, dst))
             named = op.elementwise and len(ids) > 1 and not collapsed
-            out.append(f"  {src} -> {dst}" + (f" [label={_quote(op.args[n])}]" if named
-                                                else "") + ";")
+            # (a select's condition is q, not one of its arguments)
+            out.append(f"  {src} -> {dst}" + (f" [label={_quote((op.args + ('q',))[n])}]"
+                                                if named else "") + ";")
     return out
 
 
