@@ -161,7 +161,7 @@ CASES = {
     "array": (lambda x: np.sum(np.tanh(x) * x ** 2 - x * x), np.linspace(-1, 1, 5)),
     "reductions, broadcasts": (
         lambda x: np.sum((x[:, None] - x[None, :]) ** 2 * np.arange(4.0))
-        + np.max(x) * np.mean(x) + np.prod(np.cumsum(x)[1:]),
+        + np.max(x) * np.mean(x) + np.prod(np.cumsum(x)[1:]) + np.sum(np.mean(x) * x),
         np.array([0.3, -0.2, 0.9, 0.4])),
     "select, maximum": (lambda x: np.sum(np.where(x > 0, x ** 2, -x) + np.maximum(x, 0.1)),
                         np.array([0.5, -0.3, 0.2])),
