@@ -7,7 +7,7 @@ operation with its NumPy functions and adjoint rule (:func:`jittape.ops.format_t
 ``warmup`` compiles the sweeps for every op of the table ahead of time (about a minute,
 once per machine; :func:`jittape.sweeps.warmup`), after which no tape compiles a sweep.
 ``dot`` and ``trace`` print the Graphviz graph and the traced reverse sweep of the demo's
-small tape (:mod:`jittape.explain`).
+small tape (:mod:`jittape.graph`, :mod:`jittape.explain`).
 """
 
 import argparse

@@ -299,8 +299,9 @@ class Tape(FastReplay):
     def __str__(self):
         return self.format()
 
-    # graphs and traced sweeps (jittape.explain): methods taking the tape as ``self``
-    from .explain import render, to_dot, trace_gradient, trace_jvp
+    # traced sweeps and graphs (jittape.explain, jittape.graph): functions of the tape
+    from .explain import trace_gradient, trace_jvp
+    from .graph import render, to_dot
 
     def __repr__(self):
         return (f"<jittape.Tape: {self.n_records} records, {self.nbytes} bytes, "
