@@ -8,8 +8,8 @@
   with a ``title="jittape/<file>.py"`` quotes that file instead: its text (pieces separated
   by ``...`` lines) must occur in the file verbatim, so a quote cannot go stale.
 * The site builds with ``mkdocs build --strict``, the documented command: a broken link or
-  anchor, an API reference to an object that does not exist, or any other warning fails
-  it. The build never imports jittape or its heavy dependencies (the API pages are read
+  anchor, an API reference to an object that does not exist, a docstring that does not
+  match its function, or any other warning fails it. The build never imports jittape or its heavy dependencies (the API pages are read
   from the source), and the checker itself is tested on broken pages.
 """
 
@@ -157,12 +157,26 @@ def test_site_builds_strict(tmp_path):
         assert not re.search(r":(func|class|meth|mod|data):`", html.read_text()), html
 
 
+# a docstring that documents a parameter its function does not have
+_BAD_DOCSTRING = '''
+def f(x):
+    """One line.
+
+    Parameters
+    ----------
+    y : float
+        Not a parameter of f.
+    """
+'''
+
+
 @pytest.mark.parametrize("page, error", [
     ("See [the guide](guides/no-such-page.md).", "no-such-page.md"),
     ("See [sin](ops.md#op-no-such-op).", "op-no-such-op"),
     ("::: jittape.no_such_function", "jittape.no_such_function"),
     ("See [grad][jittape.no_such_function].", "jittape.no_such_function"),
-], ids=["link", "anchor", "api", "crossref"])
+    ("::: brokendoc.f", "does not appear in the function signature"),
+], ids=["link", "anchor", "api", "crossref", "docstring"])
 def test_a_broken_page_fails_the_build(tmp_path, page, error):
     """The checker is checked: each kind of breakage fails the strict build."""
     _require_mkdocs()
@@ -173,7 +187,8 @@ def test_a_broken_page_fails_the_build(tmp_path, page, error):
     (docs / "index.md").write_text(f"# Broken\n\n{page}\n")
     (docs / "ops.md").write_text(DOC.read_text())
     python = config["plugins"][1]["mkdocstrings"]["handlers"]["python"]
-    python["paths"] = [str(ROOT)]
+    python["paths"] = [str(ROOT), str(tmp_path)]
+    (tmp_path / "brokendoc.py").write_text(_BAD_DOCSTRING)
     python["options"]["extensions"] = [str(ROOT / e) for e in python["options"]["extensions"]]
     config.update(docs_dir=str(docs), nav=["index.md", "ops.md"])
     (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
