@@ -186,7 +186,8 @@ def test_a_broken_page_fails_the_build(tmp_path, page, error):
     docs.mkdir()
     (docs / "index.md").write_text(f"# Broken\n\n{page}\n")
     (docs / "ops.md").write_text(DOC.read_text())
-    python = config["plugins"][1]["mkdocstrings"]["handlers"]["python"]
+    plugin = next(p for p in config["plugins"] if isinstance(p, dict) and "mkdocstrings" in p)
+    python = plugin["mkdocstrings"]["handlers"]["python"]
     python["paths"] = [str(ROOT), str(tmp_path)]
     (tmp_path / "brokendoc.py").write_text(_BAD_DOCSTRING)
     python["options"]["extensions"] = [str(ROOT / e) for e in python["options"]["extensions"]]
