@@ -41,6 +41,10 @@ MIN_COVER = 32
 MAX_BODY = 256
 #: Bodies storing at most this many values preaccumulate their partials (:func:`body_source`).
 MAX_PREACCUMULATED = 4
+#: Column modes (:func:`assign_modes`): a table column read per rep; one read by every rep
+#: of a segment at the same place (``FIXED``); ``(CARRY, u)``: rep r > 0 reads the value of
+#: position u of rep r - 1 (a running sum).
+ROW, FIXED, CARRY = "row", "fixed", "carry"
 
 
 def forwards(t, i, size):
@@ -79,12 +83,14 @@ class Segment:
 class Body:
     """The code shared by the segments of one signature: ``key`` (per position, the record's
     signature and the classes of its operands), ``stored`` (positions whose value leaves
-    the rep) and ``width`` (table columns: external operands, in position order)."""
+    the rep), ``width`` (table columns: external operands, in position order) and ``modes``
+    (per column, how its segments read it: :func:`assign_modes`)."""
 
-    def __init__(self, key, index):
+    def __init__(self, key, index, modes=None):
         self.key, self.index = key, index
         self.stored = set()
         self.width = sum(1 for _, opd in key for cls in opd if cls[0] != "i")
+        self.modes = tuple(modes) if modes is not None else (ROW,) * self.width
 
     def slots(self):
         return sorted(self.stored)
@@ -270,19 +276,78 @@ def mark_stored(segments, bodies, consumers, out):
                     body.stored.add(u)
 
 
+def _columns(t, seg, size):
+    """Per rep of ``seg``, per table column: (the operand's offset from the rep's start,
+    where its value lives: (record, element) through scalar slices)."""
+    out = []
+    for r in range(seg.reps):
+        lo = seg.start + r * seg.length
+        out.append([(j - lo, _resolve(t, i if forwards(t, i, size) else j, size))
+                    for i in range(lo, lo + seg.length) for j in operands(t, i) if j < lo])
+    return out
+
+
 def table_rows(t, seg, size, loc):
     """The table rows of ``seg``: per rep, the buffer position of each external operand
     (``loc(j)`` for the record j holding it, plus the element's index for a slice)."""
-    rows = []
-    for r in range(seg.reps):
-        lo = seg.start + r * seg.length
-        for i in range(lo, lo + seg.length):
-            for j in operands(t, i):
-                if j < lo:
-                    j, k = _resolve(t, i if forwards(t, i, size) else j, size)
-                    rows.append(loc(j) + k)
-    return rows
+    return [loc(j) + k for row in _columns(t, seg, size) for _, (j, k) in row]
 
+
+_ANY = "any"
+
+
+def _capabilities(t, seg, size):
+    """Per column of ``seg``: (whether every rep reads it at one place, the position u of
+    the previous rep that reps r > 0 read there, ``_ANY`` for one rep, or None)."""
+    cols = _columns(t, seg, size)
+    caps = []
+    for c, (_, first) in enumerate(cols[0]):
+        fixed = all(row[c][1] == first for row in cols[1:])
+        carry = _ANY if seg.reps == 1 else None
+        if seg.reps > 1:  # the same position of the previous rep, read as itself
+            u = cols[1][c][0] + seg.length
+            lo = seg.start - seg.length  # (of rep r - 1, for rep r)
+            if 0 <= u < seg.length and all(row[c][1] == (lo + r * seg.length + u, 0)
+                                           for r, row in enumerate(cols) if r):
+                carry = u
+        caps.append((fixed, carry))
+    return caps
+
+
+def _compatible(modes, caps):
+    return all(m == ROW or (m == FIXED and fixed) or (m != FIXED and carry in (_ANY, m[1]))
+               for m, (fixed, carry) in zip(modes, caps))
+
+
+def _preferred(caps, reps):
+    if reps == 1:
+        return [ROW] * len(caps)
+    return [FIXED if fixed else ROW if carry is None else (CARRY, carry)
+            for fixed, carry in caps]
+
+
+def assign_modes(t, size, segments, bodies):
+    """Give each segment a body whose column modes it satisfies, making new bodies (variants
+    of a signature) where none does; returns the new list of bodies.
+
+    A column that every rep of a segment reads at one place (``x[3 * i]`` in an inner loop
+    over j) is ``FIXED``: loaded once before the loop, its adjoint summed in a register and
+    added once after it. A column through which rep r > 0 reads a value of rep r - 1 (a
+    running sum) is ``CARRY``: the value passes in a register from one iteration to the next,
+    and its adjoint back in the reverse loop (the values are stored still, for other readers
+    and the reverse loop's recomputation). Big segments choose first; one-rep segments fit
+    any variant."""
+    variants, out = {}, []
+    for seg in sorted(segments, key=lambda seg: -seg.length * seg.reps):
+        key = bodies[seg.body].key
+        caps = _capabilities(t, seg, size)
+        body = next((b for b in variants.get(key, ()) if _compatible(b.modes, caps)), None)
+        if body is None:
+            body = Body(key, len(out), _preferred(caps, seg.reps))
+            variants.setdefault(key, []).append(body)
+            out.append(body)
+        seg.body = body.index
+    return out
 
 
 class Rerolling:
@@ -295,6 +360,7 @@ class Rerolling:
         self.segments, self.bodies = [], []
         if int(np.count_nonzero(self.size == 1)) >= REROLL_RECORDS:
             self.segments, self.bodies = find_segments(self.t, self.size)
+            self.bodies = assign_modes(self.t, self.size, self.segments, self.bodies)
             mark_stored(self.segments, self.bodies, self.consumers, self.out)
         self.seg_at = {seg.start: seg for seg in self.segments}
         self.seg_of = {}  # record of a rerolled rep -> its segment
@@ -360,17 +426,56 @@ def _read(cls, col):
     return f"u{cls[1]}" if cls[0] == "i" else f"x{col}"
 
 
-def _loads(body):
-    """The rep's external operands, loaded once into ``x<col>`` (loads written out again
-    after the adjoint stores of a reverse loop could not be reordered by LLVM)."""
-    return [f"x{c} = {'xin' if cls[1] == 'in' else 'val'}[tab[q + {c}]]"
-            for c, cls in enumerate(body.columns())]
+def _at(buf, i):
+    """``buf[i]`` for an index that is never negative: an unsigned index spares Numba's
+    wraparound test (measured: a third of the instructions of the LJ pair's reverse loop)."""
+    return f"{buf}[np.uint64({i})]"
 
 
-def _stores(body):
-    """The reverse loop's adjoint contributions ``a<col>``, stored at the end of the rep."""
-    return [f"{'gx' if cls[1] == 'in' else 'adj'}[tab[q + {c}]] += a{c}"
-            for c, cls in enumerate(body.columns())]
+def _column(body, c, row):
+    """Where column c of table row ``row`` (``q``: the rep's, ``tb``: the first) points."""
+    buf = "xin" if body.columns()[c][1] == "in" else "val"
+    return _at(buf, _at("tab", f"{row} + {c}"))
+
+
+def _adjoint(body, c, row):
+    return _column(body, c, row).replace("xin", "gx", 1).replace("val", "adj", 1)
+
+
+def _loads(body, modes, row):
+    """Loads ``x<col>`` of the columns whose mode is in ``modes``, from table row ``row``
+    (``q``: the rep's, in the loop; ``tb``: the first, before it)."""
+    return [f"x{c} = {_column(body, c, row)}" for c, m in enumerate(body.modes)
+            if _mode(m) in modes]
+
+
+def _mode(m):
+    return m if m in (ROW, FIXED) else CARRY
+
+
+def _rep_stores(body):
+    """End of a rep of a reverse loop: the adjoints ``a<col>`` of its row columns added to
+    the buffers, a carried column's handed to the next (earlier) rep in ``k<col>``."""
+    return [f"{_adjoint(body, c, 'q')} += a{c}" if m == ROW else f"k{c} = a{c}"
+            for c, m in enumerate(body.modes) if m != FIXED]
+
+
+def _after_stores(body):
+    """After a reverse loop: fixed columns' sums and the first rep's carried adjoints."""
+    return [f"{_adjoint(body, c, 'tb')} += {'a' if m == FIXED else 'k'}{c}"
+            for c, m in enumerate(body.modes) if m != ROW]
+
+
+def _seeds(body):
+    """The seed of each stored position's adjoint in a reverse loop: the buffer's, plus
+    what the next rep carried back."""
+    slots = body.slots()
+    carried = {}
+    for c, m in enumerate(body.modes):
+        if _mode(m) == CARRY:
+            carried.setdefault(m[1], []).append(f"k{c}")
+    return {u: " + ".join([_at("adj", f"s + {n}")] + carried.get(u, []))
+            for n, u in enumerate(slots)}
 
 
 def _forward_lines(body):
@@ -404,7 +509,9 @@ def _partial(cls, col):
 
 
 def _reverse_lines(body, fwd, target):
-    """The adjoint code of one rep, last record first (``h<u>``: adjoint of ``u<u>``)."""
+    """The adjoint code of one rep, last record first (``h<u>``: adjoint of ``u<u>``).
+    Adjoints start at -0.0, not 0.0: ``-0.0 + v`` is ``v`` for every v, so LLVM drops the
+    first addition (``0.0 + v`` is not ``v`` for v = -0.0)."""
     out = []
     for u in range(len(body.key) - 1, -1, -1):
         sig, _ = body.key[u]
@@ -432,10 +539,10 @@ def _preaccumulate(body, fwd):
     slots, w, n = body.slots(), body.width, len(body.key)
     lines = []
     for m, u in enumerate(slots):
-        lines += [f"h{v} = {'1.0' if v == u else '0.0'}" for v in range(n)]
-        lines += [f"p{c} = 0.0" for c in range(w)]
+        lines += [f"h{v} = {'1.0' if v == u else '-0.0'}" for v in range(n)]
+        lines += [f"p{c} = -0.0" for c in range(w)]
         lines += _reverse_lines(body, fwd, _partial)
-        lines += [f"jac[p + {m * w + c}] = p{c}" for c in range(w)]
+        lines += [f"{_at('jac', f'p + {m * w + c}')} = p{c}" for c in range(w)]
     return lines
 
 
@@ -453,33 +560,44 @@ def body_source(body):
     its forward loop ``rb<b>_g`` also stores each stored value's partials with respect to the table
     columns (in ``jac``, a scratch buffer that is never copied or zeroed), so the reverse
     loop is one multiply-add per column and stored value, with no recomputation. Otherwise
-    the reverse loop recomputes the rep's values and runs its adjoints."""
+    the reverse loop recomputes the rep's values and runs its adjoints. Columns are read
+    as their modes say (:func:`assign_modes`)."""
     b, w, slots = body.index, body.width, body.slots()
     fwd = _forward_lines(body)
     head = [f"        q = tb + r * {w}", f"        s = vb + r * {len(slots)}",
             f"        p = jb + r * {body.jac_stride}"]
     args = "val, jac, xin, tab, tb, R, vb, jb"
-    values = ["        " + line for line in _loads(body) + [line for line, _ in fwd]]
-    values += [f"        val[s + {m}] = u{u}" for m, u in enumerate(slots)]
-    f = [f"def rb{b}_f({args}):", "    for r in range(R):", *head, *values]
-    r = [f"def rb{b}_r(val, jac, xin, adj, gx, tab, tb, R, vb, jb):",
-         "    for r in range(R - 1, -1, -1):", *head]
+    # forward: fixed and carried columns loaded before the loop, a carried one then passed on
+    pre = ["    " + line for line in _loads(body, (FIXED, CARRY), "tb")]
+    loads = ["        " + line for line in _loads(body, (ROW,), "q")]
+    values = ["        " + line for line, _ in fwd]
+    stores = [f"        {_at('val', f's + {m}')} = u{u}" for m, u in enumerate(slots)]
+    stores += [f"        x{c} = u{m[1]}" for c, m in enumerate(body.modes) if _mode(m) == CARRY]
+    f = [f"def rb{b}_f({args}):", *pre, "    for r in range(R):", *head, *loads, *values,
+         *stores]
+    r = [f"def rb{b}_r(val, jac, xin, adj, gx, tab, tb, R, vb, jb):"]
+    r += [f"    a{c} = -0.0" for c, m in enumerate(body.modes) if m == FIXED]
+    r += [f"    k{c} = -0.0" for c, m in enumerate(body.modes) if _mode(m) == CARRY]
+    seeds = _seeds(body)
     g = []
     if body.preacc:
-        g = [f"def rb{b}_g({args}):", "    for r in range(R):", *head, *values]
-        g += ["        " + x for x in _preaccumulate(body, fwd)]
-        r += [f"        h{m} = adj[s + {m}]" for m in range(len(slots))]
+        g = [f"def rb{b}_g({args}):", *pre, "    for r in range(R):", *head, *loads, *values]
+        g += ["        " + x for x in _preaccumulate(body, fwd)] + stores
+        r += ["    for r in range(R - 1, -1, -1):", *head]
+        r += [f"        h{m} = {seeds[u]}" for m, u in enumerate(slots)]
         for c in range(w):
-            terms = " + ".join(f"h{m} * jac[p + {m * w + c}]" for m in range(len(slots)))
-            r.append(f"        a{c} = {terms}")
-    else:
-        r += values[:len(values) - len(slots)]  # the values, not their stores
-        seeded = dict((u, m) for m, u in enumerate(slots))
-        r += [f"        h{u} = " + (f"adj[s + {seeded[u]}]" if u in seeded else "0.0")
-              for u in range(len(body.key))]
-        r += [f"        a{c} = 0.0" for c in range(w)]
+            terms = " + ".join(f"h{m} * {_at('jac', f'p + {m * w + c}')}"
+                               for m in range(len(slots)))
+            r.append(f"        a{c} {'+' if body.modes[c] == FIXED else ''}= {terms}")
+    else:  # recompute the values (a carried column's primal read from the table)
+        r += ["    " + line for line in _loads(body, (FIXED,), "tb")]
+        r += ["    for r in range(R - 1, -1, -1):", *head]
+        r += ["        " + line for line in _loads(body, (ROW, CARRY), "q")] + values
+        r += [f"        h{u} = {seeds.get(u, '-0.0')}" for u in range(len(body.key))]
+        r += [f"        a{c} = -0.0" for c, m in enumerate(body.modes) if m != FIXED]
         r += ["        " + line for line in _reverse_lines(body, fwd, _target)]
-    r += ["        " + line for line in _stores(body)]
+    r += ["        " + line for line in _rep_stores(body)]
+    r += ["    " + line for line in _after_stores(body)]
     deco = '@njit(nogil=True, error_model="numpy")\n'
     src = "\n\n\n".join(deco + "\n".join(x) for x in (g, f, r) if x)
     return src + "\n", len(f) + len(g) + len(r)
