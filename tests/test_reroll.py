@@ -164,3 +164,62 @@ def test_a_long_tape_without_repeats_is_left_to_the_interpreter():
     with pytest.raises(ValueError, match="MAX_STATEMENTS"):
         tape.compile()
     assert not tape.compiled and math.isfinite(tape.value(np.linspace(0, 1, 7)))
+
+
+# --- column modes (jittape.reroll.assign_modes): fixed columns and carried running sums ---
+def _modes(tape):
+    gen = _Gen(tape.arrays, tape.out_id)
+    gen.emit()
+    return [b.modes for b in gen.bodies]
+
+
+def _pairs_with_self(x):
+    """An inner loop over every j, i included: the fixed column (x[i], and a value computed
+    from it outside the body) and a per-rep column read the same element when j == i; a
+    product carried from rep to rep, whose partials need the carried value."""
+    n, s, p = len(x), 0.0, 1.0
+    for i in range(0, n, 10):
+        xi, wi = x[i], np.sin(x[i])
+        for j in range(n):
+            d = xi - 0.5 * x[j]
+            s = s + wi * d * d
+            p = p * (1.0 + 0.01 * d)
+    return s + 3.0 * p
+
+
+def _sum_read_twice(x):
+    """The running value read four times per rep (four columns carrying it) and by array
+    code after the loop."""
+    s, seen = 0.25, []
+    for i in range(len(x)):
+        s = 0.5 * s + s * x[i] * 0.01 + x[i] * x[i] + s * s * 0.001
+        seen.append(s)
+    return s * np.sum(np.array(seen[::5]))
+
+
+def _gaussians(x):
+    """A preaccumulated body (exp) with fixed columns and a carried sum."""
+    n, e = len(x) // 2, 0.0
+    for i in range(n):
+        xi, yi = x[2 * i], x[2 * i + 1]
+        for j in range(i + 1, n):
+            e = e + np.exp(-((xi - x[2 * j]) ** 2 + (yi - x[2 * j + 1]) ** 2))
+    return e
+
+
+@pytest.mark.parametrize("f, n", [(_pairs_with_self, 30), (_sum_read_twice, 40),
+                                  (_gaussians, 24)], ids=["self", "twice", "preacc"])
+def test_fixed_and_carried_columns_equal_the_interpreter(f, n):
+    x = np.linspace(-0.8, 1.1, n) + 0.1 * np.sin(np.arange(n))
+    tape = _agree(f, (x,), [(x * 0.9 + 0.05,), (np.cos(x),)])
+    modes = [m for ms in _modes(tape) for m in ms]
+    carried = [m for m in modes if isinstance(m, tuple) and m[0] == "carry"]
+    assert carried and ("fixed" in modes or len(carried) == 4)
+
+
+def test_lennard_jones_pairs_read_the_outer_atom_once_and_carry_the_sum():
+    x = np.arange(39.0) * 0.7
+    tape = jittape.record(lj_energy_loops, x)
+    (modes,) = _modes(tape)
+    # columns: x[3j], x[3i], x[3j+1], x[3i+1], x[3j+2], x[3i+2], the sum of the previous pair
+    assert modes == ("row", "fixed", "row", "fixed", "row", "fixed", ("carry", 17))
