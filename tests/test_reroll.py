@@ -217,9 +217,13 @@ def test_fixed_and_carried_columns_equal_the_interpreter(f, n):
     assert carried and ("fixed" in modes or len(carried) == 4)
 
 
-def test_lennard_jones_pairs_read_the_outer_atom_once_and_carry_the_sum():
+def test_lennard_jones_pairs_read_the_outer_atom_once_carry_the_sum_save_the_division():
     x = np.arange(39.0) * 0.7
     tape = jittape.record(lj_energy_loops, x)
-    (modes,) = _modes(tape)
+    gen = _Gen(tape.arrays, tape.out_id)
+    gen.emit()
+    (body,) = gen.bodies
     # columns: x[3j], x[3i], x[3j+1], x[3i+1], x[3j+2], x[3i+2], the sum of the previous pair
-    assert modes == ("row", "fixed", "row", "fixed", "row", "fixed", ("carry", 17))
+    assert body.modes == ("row", "fixed", "row", "fixed", "row", "fixed", ("carry", 17))
+    # the reverse loop reads 1 / r^2 (position 11) from the forward loop, recomputes the rest
+    assert not body.preacc and body.saved() == [11]
