@@ -44,8 +44,9 @@ MAX_BODY = 256
 MAX_PREACCUMULATED = 4
 #: Column modes (:func:`assign_modes`): a table column read per rep; one read by every rep
 #: of a segment at the same place (``FIXED``); ``(CARRY, u)``: rep r > 0 reads the value of
-#: position u of rep r - 1 (a running sum).
-ROW, FIXED, CARRY = "row", "fixed", "carry"
+#: position u of rep r - 1 (a running sum); ``(SAME, c)``: every rep reads it where it reads
+#: the earlier column c (``x[i]`` written twice in the loop body).
+ROW, FIXED, CARRY, SAME = "row", "fixed", "carry", "same"
 
 
 _CHEAP = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Constant, ast.Load, ast.Add,
@@ -139,11 +140,20 @@ class Body:
     def jac_stride(self):
         """Scratch slots per rep: the partials a preaccumulating body stores, the saved
         values of another."""
-        return len(self.stored) * self.width if self.preacc else len(self.saved())
+        return len(self.stored) * len(self.live()) if self.preacc else len(self.saved())
 
     def columns(self):
         """The operand class of each table column."""
         return [cls for _, opd in self.key for cls in opd if cls[0] != "i"]
+
+    def live(self):
+        """The columns that are loaded and get adjoints: all but ``SAME`` ones."""
+        return [c for c, m in enumerate(self.modes) if _mode(m) != SAME]
+
+    def canon(self, c):
+        """The column whose load and adjoint column c shares."""
+        m = self.modes[c]
+        return m[1] if _mode(m) == SAME else c
 
 
 class _Tape:
@@ -328,10 +338,12 @@ _ANY = "any"
 
 def _capabilities(t, seg, size):
     """Per column of ``seg``: (whether every rep reads it at one place, the position u of
-    the previous rep that reps r > 0 read there, ``_ANY`` for one rep, or None)."""
+    the previous rep that reps r > 0 read there, ``_ANY`` for one rep, or None; the earlier
+    columns that every rep reads at the same place)."""
     cols = _columns(t, seg, size)
     caps = []
     for c, (_, first) in enumerate(cols[0]):
+        same = {e for e in range(c) if all(row[e][1] == row[c][1] for row in cols)}
         fixed = all(row[c][1] == first for row in cols[1:])
         carry = _ANY if seg.reps == 1 else None
         if seg.reps > 1:  # the same position of the previous rep, read as itself
@@ -340,20 +352,28 @@ def _capabilities(t, seg, size):
             if 0 <= u < seg.length and all(row[c][1] == (lo + r * seg.length + u, 0)
                                            for r, row in enumerate(cols) if r):
                 carry = u
-        caps.append((fixed, carry))
+        caps.append((fixed, carry, same))
     return caps
 
 
 def _compatible(modes, caps):
-    return all(m == ROW or (m == FIXED and fixed) or (m != FIXED and carry in (_ANY, m[1]))
-               for m, (fixed, carry) in zip(modes, caps))
+    def fits(m, fixed, carry, same):
+        kind = _mode(m)
+        return (kind == ROW or (kind == FIXED and fixed) or (kind == SAME and m[1] in same)
+                or (kind == CARRY and carry in (_ANY, m[1])))
+    return all(fits(m, *cap) for m, cap in zip(modes, caps))
 
 
 def _preferred(caps, reps):
-    if reps == 1:
-        return [ROW] * len(caps)
-    return [FIXED if fixed else ROW if carry is None else (CARRY, carry)
-            for fixed, carry in caps]
+    modes = []
+    for fixed, carry, same in caps:
+        if same:  # (a fixed or carried column's duplicate is fixed or carried alike)
+            modes.append((SAME, min(same)))
+        elif reps == 1:
+            modes.append(ROW)
+        else:
+            modes.append(FIXED if fixed else ROW if carry is None else (CARRY, carry))
+    return modes
 
 
 def assign_modes(t, size, segments, bodies):
@@ -480,20 +500,26 @@ def _loads(body, modes, row):
 
 
 def _mode(m):
-    return m if m in (ROW, FIXED) else CARRY
+    """The kind of column mode ``m``: ``ROW``, ``FIXED``, ``CARRY`` or ``SAME``."""
+    return m if isinstance(m, str) else m[0]
+
+
+def _of(body, *kinds):
+    """The columns whose mode is of one of ``kinds``."""
+    return [c for c, m in enumerate(body.modes) if _mode(m) in kinds]
 
 
 def _rep_stores(body):
     """End of a rep of a reverse loop: the adjoints ``a<col>`` of its row columns added to
     the buffers, a carried column's handed to the next (earlier) rep in ``k<col>``."""
-    return [f"{_adjoint(body, c, 'q')} += a{c}" if m == ROW else f"k{c} = a{c}"
-            for c, m in enumerate(body.modes) if m != FIXED]
+    return [f"{_adjoint(body, c, 'q')} += a{c}" if _mode(m) == ROW else f"k{c} = a{c}"
+            for c, m in enumerate(body.modes) if _mode(m) in (ROW, CARRY)]
 
 
 def _after_stores(body):
     """After a reverse loop: fixed columns' sums and the first rep's carried adjoints."""
-    return [f"{_adjoint(body, c, 'tb')} += {'a' if m == FIXED else 'k'}{c}"
-            for c, m in enumerate(body.modes) if m != ROW]
+    return [f"{_adjoint(body, c, 'tb')} += {'a' if _mode(m) == FIXED else 'k'}{c}"
+            for c, m in enumerate(body.modes) if _mode(m) in (FIXED, CARRY)]
 
 
 def _seeds(body):
@@ -509,13 +535,14 @@ def _seeds(body):
 
 
 def _forward_lines(body):
-    """Per position: (line computing u<pos>, [(operand code, column or None, class)])."""
+    """Per position: (line computing u<pos>, [(operand class, column or None)]); a column
+    that repeats another (``SAME``) is named as that one."""
     lines, col = [], 0
     for u, (sig, classes) in enumerate(body.key):
         op = OPS[sig[0]]
         refs = []
         for cls in classes:
-            refs.append((cls, None if cls[0] == "i" else col))
+            refs.append((cls, None if cls[0] == "i" else body.canon(col)))
             col += cls[0] != "i"
         reads = [_read(cls, c) for cls, c in refs]
         if sig[0] == codes.CONST:
@@ -566,13 +593,14 @@ def _preaccumulate(body, fwd):
     """Lines of a forward loop that store, after the rep's values, the partials of each
     stored value with respect to each table column (one local reverse sweep per stored
     value, seeded with 1)."""
-    slots, w, n = body.slots(), body.width, len(body.key)
+    slots, live, n = body.slots(), body.live(), len(body.key)
+    w = len(live)
     lines = []
     for m, u in enumerate(slots):
         lines += [f"h{v} = {'1.0' if v == u else '-0.0'}" for v in range(n)]
-        lines += [f"p{c} = -0.0" for c in range(w)]
+        lines += [f"p{c} = -0.0" for c in live]
         lines += _reverse_lines(body, fwd, _partial)
-        lines += [f"{_at('jac', f'p + {m * w + c}')} = p{c}" for c in range(w)]
+        lines += [f"{_at('jac', f'p + {m * w + k}')} = p{c}" for k, c in enumerate(live)]
     return lines
 
 
@@ -608,8 +636,8 @@ def body_source(body):
     f = [f"def rb{b}_f({args}):", *pre, "    for r in range(R):", *head, *loads, *values,
          *keep, *stores]
     r = [f"def rb{b}_r(val, jac, xin, adj, gx, tab, tb, R, vb, jb):"]
-    r += [f"    a{c} = -0.0" for c, m in enumerate(body.modes) if m == FIXED]
-    r += [f"    k{c} = -0.0" for c, m in enumerate(body.modes) if _mode(m) == CARRY]
+    r += [f"    a{c} = -0.0" for c in _of(body, FIXED)]
+    r += [f"    k{c} = -0.0" for c in _of(body, CARRY)]
     seeds = _seeds(body)
     g = []
     if body.preacc:
@@ -617,8 +645,9 @@ def body_source(body):
         g += ["        " + x for x in _preaccumulate(body, fwd)] + stores
         r += ["    for r in range(R - 1, -1, -1):", *head]
         r += [f"        h{m} = {seeds[u]}" for m, u in enumerate(slots)]
-        for c in range(w):
-            terms = " + ".join(f"h{m} * {_at('jac', f'p + {m * w + c}')}"
+        live = body.live()
+        for k, c in enumerate(live):
+            terms = " + ".join(f"h{m} * {_at('jac', f'p + {m * len(live) + k}')}"
                                for m in range(len(slots)))
             r.append(f"        a{c} {'+' if body.modes[c] == FIXED else ''}= {terms}")
     else:  # recompute the values (a carried column's primal read from the table)
@@ -628,7 +657,7 @@ def body_source(body):
         loaded = {u: f"        u{u} = {_at('jac', f'p + {k}')}" for k, u in enumerate(saved)}
         r += [loaded.get(u, line) for u, line in enumerate(values)]
         r += [f"        h{u} = {seeds.get(u, '-0.0')}" for u in range(len(body.key))]
-        r += [f"        a{c} = -0.0" for c, m in enumerate(body.modes) if m != FIXED]
+        r += [f"        a{c} = -0.0" for c in _of(body, ROW, CARRY)]
         r += ["        " + line for line in _reverse_lines(body, fwd, _target)]
     r += ["        " + line for line in _rep_stores(body)]
     r += ["    " + line for line in _after_stores(body)]

@@ -197,6 +197,17 @@ def _sum_read_twice(x):
     return s * np.sum(np.array(seen[::5]))
 
 
+def _reread(x):
+    """x[j] read anew at each use, xi several times: columns repeating a per-rep one and a
+    fixed one."""
+    n, s = len(x), 0.0
+    for i in range(0, n, 8):
+        xi = x[i] * 1.5
+        for j in range(n):
+            s = s + xi * x[j] + 0.5 * xi * xi * x[j] - x[j] * x[j] * 0.1
+    return s
+
+
 def _gaussians(x):
     """A preaccumulated body (exp) with fixed columns and a carried sum."""
     n, e = len(x) // 2, 0.0
@@ -207,14 +218,18 @@ def _gaussians(x):
     return e
 
 
-@pytest.mark.parametrize("f, n", [(_pairs_with_self, 30), (_sum_read_twice, 40),
-                                  (_gaussians, 24)], ids=["self", "twice", "preacc"])
-def test_fixed_and_carried_columns_equal_the_interpreter(f, n):
+@pytest.mark.parametrize("f, n, kinds", [
+    (_pairs_with_self, 30, {"row", "fixed", "carry"}),
+    (_sum_read_twice, 40, {"row", "carry", "same"}),
+    (_reread, 32, {"row", "fixed", "carry", "same"}),
+    (_gaussians, 24, {"row", "fixed", "carry"}),
+    (_two_sums, 40, {"row", "carry", "same"})], ids=["self", "twice", "reread", "preacc",
+                                                     "preacc-same"])
+def test_fixed_carried_and_repeated_columns_equal_the_interpreter(f, n, kinds):
     x = np.linspace(-0.8, 1.1, n) + 0.1 * np.sin(np.arange(n))
     tape = _agree(f, (x,), [(x * 0.9 + 0.05,), (np.cos(x),)])
     modes = [m for ms in _modes(tape) for m in ms]
-    carried = [m for m in modes if isinstance(m, tuple) and m[0] == "carry"]
-    assert carried and ("fixed" in modes or len(carried) == 4)
+    assert {m if isinstance(m, str) else m[0] for m in modes} == kinds
 
 
 def test_lennard_jones_pairs_read_the_outer_atom_once_carry_the_sum_save_the_division():
