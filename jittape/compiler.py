@@ -264,9 +264,10 @@ class _Gen(Rerolling):
             self._record(i)
         # val and adj are the calling thread's work buffers, reused across replays: the
         # constants stay in val, every other slot is written before it is read
-        lines = ["def tape_kernel(val, adj, xin, pool, want_grad):",
-                 f"    jac = np.empty({self.njac})  # preaccumulated partials of rerolled loops",
-                 f"    offs = pool[{len(t.pool)}:]  # compact value offsets by record id"]
+        lines = ["def tape_kernel(val, adj, xin, pool, want_grad):"]
+        if self.segments:  # (the rerolled loops' scratch lies behind the adjoints)
+            lines.append(f"    jac = adj[{self.nadj}:]  # saved values, preaccumulated partials")
+        lines.append(f"    offs = pool[{len(t.pool)}:]  # compact value offsets by record id")
         pos = 0
         for i in t.inputs:
             m = int(self.size[i])
@@ -276,7 +277,8 @@ class _Gen(Rerolling):
         lines += ["    " * (d + 1) + s for d, s in self.fwd]
         outv = f"v{self.out}"
         lines.append(f"    if not want_grad:\n        return -1, {outv}, np.empty(0)")
-        lines.append("    adj[:] = 0.0  # the slots that accumulate: constants are behind")
+        lines.append(f"    adj[:{self.nadj}] = 0.0  # the adjoints" if self.njac else
+                     "    adj[:] = 0.0  # the slots that accumulate: constants are behind")
         lines.append("    gx = np.zeros(xin.shape[0])")
         lines += [f"    g{i} = 0.0" for i in range(n) if self._local(i)]
         lines.append(f"    g{self.out} = 1.0")
@@ -480,9 +482,11 @@ def compile_tape(tape):
     kernel's compact value buffer (float64, constants in place): ``val`` is ``val0`` or a
     copy of it, reused by later calls (the kernel writes every slot but the constants'
     before reading it), never shared by concurrent calls. ``adj`` is a float64 work buffer
-    of ``nadj`` elements (zeroed by the kernel; the constants' slots lie behind it), likewise
-    reusable. ``pool`` is the tape's integer pool followed by the compact offsets of the
-    records (what n-ary kernels read as ``off``).
+    of ``nadj`` elements, likewise reusable: the adjoints (zeroed by the kernel; the
+    constants' slots lie behind them in ``val``), then the scratch of rerolled loops (saved
+    values, preaccumulated partials: written before they are read). ``pool`` is the tape's
+    integer pool followed by the compact offsets of the records (what n-ary kernels read as
+    ``off``).
 
     Raises
     ------
@@ -502,4 +506,4 @@ def compile_tape(tape):
     for i, b in gen.bo.items():
         offs[i] = b
     return (module.tape_kernel, gen.initial_values(),
-            np.concatenate([t.pool, offs, gen.table]), max(gen.nadj, 1))
+            np.concatenate([t.pool, offs, gen.table]), max(gen.nadj + gen.njac, 1))
