@@ -32,6 +32,7 @@ N = 38 (12,768 records) become one 18-record body and a kernel of under 300 stat
 replayed by the interpreter.
 """
 
+import collections
 import dis
 import math
 
@@ -41,7 +42,7 @@ from . import jitcache
 from .codegen import HEADER, helper_source, literal as _lit, rule_args as _args, rule_roots
 from .ops import OPS, codes, operands
 from .fused import Fused
-from .reroll import Rerolling, body_source, forwards
+from .reroll import Rerolling, forwards, loops_source
 
 
 def _codes(pred):
@@ -290,9 +291,9 @@ class _Gen(Rerolling):
             if i in self.bo:  # adjoints that kernels accumulated in the buffer
                 lines.append(f"    gx[{p}:{p + m}] += adj[{self.bo[i]}:{self.bo[i] + m}]")
         lines.append(f"    return -1, {outv}, gx")
-        loops = [body_source(b) for b in self.bodies]
-        self.loop_source = "\n\n".join(src for src, _ in loops)
-        self.n_statements = len(lines) + sum(count for _, count in loops)
+        sites = collections.Counter(run[0].body for run in self.runs.values())
+        self.loop_source, count = loops_source(self.bodies, sites)
+        self.n_statements = len(lines) + count
         return "\n".join(lines) + "\n"
 
     def F(self, line, d=0):

@@ -242,3 +242,31 @@ def test_lennard_jones_pairs_read_the_outer_atom_once_carry_the_sum_save_the_div
     assert body.modes == ("row", "fixed", "row", "fixed", "row", "fixed", ("carry", 17))
     # the reverse loop reads 1 / r^2 (position 11) from the forward loop, recomputes the rest
     assert not body.preacc and body.saved() == [11]
+
+
+def _pairs_two_values(x):
+    """Two running values with calls (a preaccumulated body) over the pairs of a double
+    loop: one segment per i, all called from one loop; each inner loop's last value read
+    by array code after all loops (loads from several segments of one run)."""
+    n, a, b, seen = len(x), 0.0, 1.0, []
+    for i in range(n):
+        xi = x[i]
+        for j in range(i + 1, n):
+            a = a + np.exp(0.3 * (xi - x[j]))
+            b = b * 0.9 + np.sin(xi * a * 0.01)
+        seen.append(a)
+    return np.sum(np.array(seen) * np.linspace(1.0, 2.0, n)) + a * b
+
+
+@pytest.mark.parametrize("f, n", [(_pairs_two_values, 14), (lj_energy_loops, 27)],
+                         ids=["preaccumulated", "lj"])
+def test_segments_of_one_body_are_called_from_one_loop(f, n):
+    x = np.linspace(-0.6, 0.7, n) + 0.05 * np.cos(np.arange(n)) + 1.3 * np.arange(n) // 3
+    tape = _agree(f, (x,), [(x * 1.01 + 0.01,), (x - 0.02 * np.sin(x),)])
+    gen = _Gen(tape.arrays, tape.out_id)
+    src = gen.emit()
+    (run,) = [r for r in gen.runs.values() if len(r) > 1]
+    assert len(run) > 5 and src.count(f"rb{run[0].body}_r(") == 1
+    if f is _pairs_two_values:
+        assert gen.bodies[run[0].body].preacc
+        assert sum(i in gen.loaded for seg in run for i in range(seg.start, seg.stop)) > 5
