@@ -22,8 +22,19 @@ classes, internal ones at the same position. A run of matching adjacent reps is 
 
 Values that a rep's record hands to code outside the rep (the running sum, the output) are
 *stored* in the compact value buffer, ``S`` slots per rep; their adjoints are read back
-from the adjoint buffer by the reverse loop, which recomputes the rep's primals first (no
-stored intermediates: Griewank & Walther, "Evaluating Derivatives", 2nd ed., sec. 12.1).
+from the adjoint buffer by the reverse loop, which recomputes the rep's cheap primals
+(additions, multiplications) and reads the others (divisions, calls) from a scratch buffer
+that the forward loop filled: the classic choice between storing and recomputing (Griewank
+& Walther, "Evaluating Derivatives", 2nd ed., sec. 12.1), made per op from its value
+expression (:func:`cheap`).
+
+How a segment's reps read a column is its *mode* (:func:`assign_modes`): per rep from its
+table row; once for the whole segment (``x[3*i]`` in the inner loop over j: the adjoint
+summed in a register, added once after the loop); from the previous rep in a register (the
+running sum; its adjoint handed back likewise); or as an earlier column that reads the same
+place (``x[i]`` written twice in the body). Adjacent segments of one body (one per outer
+iteration i) are called from one loop over their arguments, so that the kernel holds one
+copy of each loop function, whatever the number of segments.
 """
 
 import ast
