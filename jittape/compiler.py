@@ -42,7 +42,8 @@ from . import jitcache
 from .codegen import HEADER, helper_source, literal as _lit, rule_args as _args, rule_roots
 from .ops import OPS, codes, operands
 from .fused import Fused
-from .reroll import Rerolling, forwards, loops_source
+from .loopgen import loops_source
+from .reroll import Rerolling, forwards
 
 
 def _codes(pred):
