@@ -40,7 +40,7 @@ import numpy as np
 from . import jitcache
 from .codegen import HEADER, helper_source, literal as _lit, rule_args as _args, rule_roots
 from .ops import OPS, codes, operands
-from .fused import Fused
+from .fused import Fused, plan
 from .reroll import Rerolling, body_source, forwards
 
 
@@ -51,7 +51,7 @@ def _codes(pred):
 # what the compiler needs to know of an op, read from the table (never from its name)
 _ELEMENTWISE = _codes(lambda op: op.elementwise or op.fusion == "slice")
 _SLICE = _codes(lambda op: op.fusion == "slice")
-_GATHER = _codes(lambda op: op.fusion == "gather")
+_GATHER = _codes(lambda op: op.fusion in ("gather", "strided"))  # loads of another size
 _SUM = _codes(lambda op: op.fusion == "sum")
 _LOADS = _SLICE | _GATHER  # join a fused loop as an (indexed) load from the buffer
 #: Tapes whose kernel would exceed this many statements are not compiled (about 2 ms of
@@ -84,6 +84,11 @@ class _Gen(Rerolling):
         self.group_of = {}  # record -> group id (fused elementwise array records)
         self.groups = []  # group id -> (members, fused sum record or -1)
         self._partition()
+        self.needed, self.stored = set(), set()  # members the reverse loops recompute/load
+        for members, _ in self.groups:
+            needed, stored = plan(t, members)
+            self.needed |= needed
+            self.stored |= stored
         self._reroll()
         self._layout()
         self._constants_last()
@@ -104,10 +109,21 @@ class _Gen(Rerolling):
     def _partition(self):
         t = self.t
         cur, n = [], 0
+        # scalar leaves between members (the 0 of logaddexp(0, x)) do not split a loop: they
+        # are emitted before everything else (at most a few in a row: far fewer than a
+        # rerolled segment covers, so none of them is in one)
+        self.hoisted, leaves = [], []
         for i in range(t.n_records):
             if cur and self._is_member(i, n, cur):
                 cur.append(i)
+                self.hoisted += leaves
+                leaves = []
                 continue
+            if cur and len(leaves) < 8 and self.size[i] == 1 and \
+                    int(t.op[i]) in (codes.INPUT, codes.CONST):
+                leaves.append(i)
+                continue
+            leaves = []
             fused_sum = -1
             if cur and int(t.op[i]) in _SUM and int(t.a[i]) in cur:
                 p = int(t.k[i])
@@ -147,8 +163,8 @@ class _Gen(Rerolling):
             elif OPS[opc].checks:
                 need = self.size[i] > 1  # a scalar guard's expected value is a literal
             elif opc in _ELEMENTWISE or i in self.group_of or opc == codes.CONST:
-                need = bool(self._buffer_consumers(i)) or (opc == codes.CONST and
-                                                           not self._scalar(i))
+                need = bool(self._buffer_consumers(i)) or i in self.stored or (
+                    opc == codes.CONST and not self._scalar(i))
             else:
                 need = True  # computed by a kernel into the buffer
             if need:
@@ -157,11 +173,13 @@ class _Gen(Rerolling):
         self.nbuf = pos
 
     def _constants_last(self):
-        """Move the slots of constants that get no adjoint behind all others, so that the
-        adjoint buffer (``nadj`` elements, zeroed per replay) ends before them: a data
-        matrix costs no adjoint memory and no zeroing."""
+        """Move the slots of constants that get no adjoint (and of values stored for the
+        reverse loops only) behind all others, so that the adjoint buffer (``nadj``
+        elements, zeroed per replay) ends before them: a data matrix costs no adjoint memory
+        and no zeroing."""
         t = self.t
         tail = {i for i in self.bo if int(t.op[i]) == codes.CONST and self._no_adjoint(i)}
+        tail |= {i for i in self.stored if not self._buffer_consumers(i)}  # values only
         pos, bo = 0, {}
         for i in sorted(self.bo, key=lambda i: (i in tail, self.bo[i])):
             bo[i] = pos
@@ -250,10 +268,13 @@ class _Gen(Rerolling):
         n = t.n_records
         gdone = set()
         self.table = self.tables(len(t.pool) + n)
+        hoisted = set(self.hoisted)
+        for i in self.hoisted:
+            self._record(i)
         for i in range(n):
             if i in self.seg_at:
                 self._segment(self.seg_at[i])
-            if i in self.seg_of or i in self.unused:
+            if i in self.seg_of or i in self.unused or i in hoisted:
                 continue
             g = self.group_of.get(i)
             if g is not None:
@@ -305,6 +326,8 @@ class _Gen(Rerolling):
         """A record outside any fused group."""
         t, o, opc = self.t, self.bo.get(i, -1), int(self.t.op[i])
         a, b, k, c = int(t.a[i]), int(t.b[i]), int(t.k[i]), float(t.c[i])
+        if self.size[i] == 0:
+            return  # an empty array (arithmetic on an empty slice): nothing to compute
         if opc == codes.INPUT:
             if self._scalar(i):
                 self.F(f"v{i} = xin[{self.xp[i]}]")
@@ -378,7 +401,7 @@ class _Gen(Rerolling):
         for line in body:
             self.F(line, 1)
         for m in g.members:
-            if self._buffer_consumers(m):
+            if self._buffer_consumers(m) or m in self.stored:
                 self.F(f"val[{self.bo[m]} + j] = v{m}", 1)
         if fsum >= 0:
             self.F(f"s{fsum} += v{int(t.a[fsum])}", 1)
