@@ -40,7 +40,7 @@ import numpy as np
 from . import jitcache
 from .codegen import HEADER, helper_source, literal as _lit, rule_args as _args, rule_roots
 from .ops import OPS, codes, operands
-from .fused import Fused, plan
+from .fused import Fused, partial_calls, plan
 from .reroll import Rerolling, body_source, forwards
 
 
@@ -355,9 +355,11 @@ class _Gen(Rerolling):
             args = _args(op, f"v{a}", f"v{b}", f"v{k}", c)
             self.F(f"v{i} = f_{op.name}({args})")
             if op.differentiable:
-                rev.append((0, f"d0, d1, d2 = d_{op.name}({args}, v{i})"))
+                rev += [(0, ln) for ln in partial_calls(
+                    op, args, f"v{i}", "d", [self.is_const(j) for j in (a, b, k)])]
                 rev += [(0, f"g{j} += g{i} * d{n}") for n, j in enumerate((a, b, k))
-                        if n < len(op.partials) and op.partials[n] != "0.0"]
+                        if n < len(op.partials) and op.partials[n] != "0.0"
+                        and not self.is_const(j)]
         self.R(rev)
 
     def _generic(self, i, op, o, n, a, b, k, c):
@@ -477,6 +479,10 @@ def _rule_functions(ops):
                    f"def f_{op.name}(x, y, q, c):\n    return {op.value}\n\n\n"
                    '@njit(error_model="numpy")\n'
                    f"def d_{op.name}(x, y, q, c, z):\n    return {d}\n")
+        for n, p in enumerate(op.partials):  # one partial alone (compiled when called)
+            if p != "0.0" and len(op.partials) > 1:
+                out.append('@njit(error_model="numpy")\n'
+                           f"def d{n}_{op.name}(x, y, q, c, z):\n    return {p}\n")
     return "\n\n".join(out)
 
 

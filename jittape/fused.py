@@ -65,6 +65,19 @@ def strided_at(pool, k):
     return " + ".join(terms)
 
 
+def partial_calls(op, args, z, prefix, const):
+    """Lines setting ``<prefix>0``, ``<prefix>1``, ``<prefix>2`` to op's partials at ``args``
+    (``f_<op>``'s arguments) and result ``z``: one call of ``d_<op>`` returning all, or,
+    when some operand is a constant (``const[k]``: no adjoint), of ``d<k>_<op>`` for each
+    of the others: a partial nobody needs is not computed (the exp of logaddexp(0, x)'s
+    constant side; LLVM does not remove it from an opaque call)."""
+    live = [n for n, p in enumerate(op.partials) if p != "0.0"]
+    need = [n for n in live if not const[n]]
+    if len(need) == len(live) or len(op.partials) == 1:
+        return [f"{prefix}0, {prefix}1, {prefix}2 = d_{op.name}({args}, {z})"]
+    return [f"{prefix}{n} = d{n}_{op.name}({args}, {z})" for n in need]
+
+
 class Fused:
     """The code of one fused group: consecutive elementwise records of one size, element j
     of each in a local ``v<m>``, loads of other records from the buffer, an optional full
@@ -136,10 +149,11 @@ class Fused:
         if not op.differentiable:
             return []
         args = _args(op, self.ex(a, True), self.ex(b, True), self.ex(k, True), c)
-        lines = [f"d{m}x, d{m}y, d{m}q = d_{op.name}({args}, {self.ex(m, True)})"]
-        for p, (j, d) in enumerate(zip((a, b, k), "xyq")):  # k: a ternary's third operand
-            if p < len(op.partials) and op.partials[p] != "0.0":
-                lines.append(self.acc(j, f"g{m} * d{m}{d}"))
+        const = [gen.is_const(j) for j in (a, b, k)]  # constants get no adjoint
+        lines = partial_calls(op, args, self.ex(m, True), f"d{m}_", const)
+        for p, j in enumerate((a, b, k)):  # k: a ternary's third operand
+            if p < len(op.partials) and op.partials[p] != "0.0" and not const[p]:
+                lines.append(self.acc(j, f"g{m} * d{m}_{p}"))
         return lines
 
     def reverse(self, body):

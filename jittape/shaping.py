@@ -2,8 +2,9 @@
 
 Rearrangements (transpose, flips, rolls, ``take``, ...) apply the NumPy function itself to
 the flat index array of the input (``np.arange(size).reshape(shape)``) and record one GATHER
-by the result (:func:`_rearrange`): NumPy decides the semantics (argument parsing, negative
-axes, errors, result shape) and the adjoint is the gather's scatter-add. A result that is
+by the result (:func:`_rearrange`), or one STRIDED record when the result's positions are a
+view's (:func:`strided`): NumPy decides the semantics (argument parsing, negative axes,
+errors, result shape) and the adjoint is the scatter-add. A result that is
 the input in C order is a free reshape (:func:`_alias`). Values that are not in the input
 (constants, the right-hand side of an item assignment) come from one concatenation with the
 raveled input (:func:`_with_extra`). Also here: the argument checks shared by the handlers
