@@ -252,10 +252,10 @@ def value_and_grad(f, *data, client=None):
     ----------
     f : callable
         ``f(x, *chunk) -> float``, plain NumPy code, additive over rows (a sum of
-        per-row terms: a negative log-likelihood, a loss). Float data enter its tape as
-        inputs (the forward sweep recomputes what ``f`` derives from them); integer or
-        boolean data, and data ``f`` cannot take as active values (``int()`` of it,
-        ``np.unique``), are constants of a tape per chunk instead.
+        per-row terms: a negative log-likelihood, a loss). float64 data enter its tape as
+        inputs (the forward sweep recomputes what ``f`` derives from them); data of other
+        dtypes (integer labels, float32), and data ``f`` cannot take as active values
+        (``float()`` of it, ``np.unique``), are constants of a tape per chunk instead.
     *data : dask.array.Array
         One or more arrays with the same number of rows (axis 0); rechunked to the first's
         row chunks and to one chunk along the other axes if they are not so already.

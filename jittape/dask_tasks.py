@@ -3,12 +3,13 @@
 Each worker keeps its tapes in a :class:`TapeCache` (a Dask worker plugin, so every worker,
 including one that replaces a lost worker, gets an empty one): one
 :class:`jittape.TapedFunction` per (function, shapes and dtypes of ``x`` and of the
-chunk). The float data of a chunk are differentiated inputs of that tape (their gradients
+chunk). The float64 data of a chunk are differentiated inputs of that tape (their gradients
 are dropped), so one recording replays for every chunk of the same shape: the forward
 sweep recomputes whatever ``f`` derives from the data. A function that cannot take active
 data (it calls ``int()`` on it, say, or ``np.unique``) and integer or boolean data are
 recorded per chunk instead, with the chunk as constants of the tape, as
-:func:`jittape.value_and_grad` records them.
+:func:`jittape.value_and_grad` records them; so are other dtypes (float32 data are
+computed in float32, as NumPy does, only as constants).
 
 Imported by the workers only through the tasks' pickles; it imports ``distributed``.
 """
@@ -70,7 +71,9 @@ def _signature(x, parts):
 
 
 def _is_float(a):
-    return isinstance(a, np.ndarray) and a.dtype.kind == "f"
+    """Whether a chunk's array can be a tape input: float64 (an input is float64, while
+    NumPy computes float32 data in float32, which a constant of the tape keeps)."""
+    return isinstance(a, np.ndarray) and a.dtype == np.float64
 
 
 def _taped(cache, token, f, index, x, parts, constants):
