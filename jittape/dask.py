@@ -14,6 +14,7 @@ import atexit
 import itertools
 import threading
 import uuid
+import weakref
 
 import numpy as np
 
@@ -35,7 +36,7 @@ __all__ = ["value_and_grad", "minimize", "map_starts", "get_client", "worker_sta
 _lock = threading.Lock()
 _local = {}  # "cluster", "client": the LocalCluster started when no client is given
 _by_address = {}  # scheduler address -> Client
-_with_plugin = set()  # ids of the clients whose cluster has the tape cache registered
+_with_plugin = weakref.WeakSet()  # the clients whose cluster has the tape cache registered
 
 
 # --- which cluster ----------------------------------------------------------------------
@@ -95,9 +96,9 @@ def _close_local():
 def _ready(client):
     """``client`` resolved, with the workers' tape cache registered (once per client)."""
     client = get_client(client)
-    if id(client) not in _with_plugin:
+    if client not in _with_plugin:
         client.register_plugin(tasks.TapeCache())  # new and restarted workers get it too
-        _with_plugin.add(id(client))
+        _with_plugin.add(client)
     return client
 
 
@@ -145,20 +146,18 @@ def _chunk_futures(client, arrays, label):
 
 
 def _x(x, fname):
-    """``x`` checked: a real float or a float array (what the gradient is taken with
-    respect to)."""
-    if isinstance(x, (float, np.floating)) or (isinstance(x, np.ndarray) and x.dtype.kind == "f"):
+    """``x`` as it goes to the workers: a float, or a float array (NumPy)."""
+    if isinstance(x, (float, np.floating)) or (type(x) is np.ndarray and x.dtype.kind == "f"):
         return x
-    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+    if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
         return float(x)
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        arr = None
-    if arr is None or isinstance(x, (da.Array, bool, dict, str)):
-        raise TypeError(f"x of {fname} must be a float or a float array (NumPy, small: it is "
-                        f"sent with every task), got {type(x).__name__}")
-    return arr
+    if isinstance(x, (list, tuple)):
+        try:
+            return np.array(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+    raise TypeError(f"x of {fname} must be a float or a float array (NumPy; it is sent "
+                    f"with every task), got {type(x).__name__}")
 
 
 # --- value and gradient -------------------------------------------------------------------
