@@ -183,7 +183,10 @@ class ChunkedValueAndGrad:
         arrays, sizes = _aligned(data, self.__name__)
         ends = list(itertools.accumulate(sizes))
         self.rows = [(e - s, e) for s, e in zip(sizes, ends)]
-        self.chunks = _chunk_futures(self.client, arrays, self._token[:12])
+        # keys from the data's names (hashes of their graphs) too: the same f on other
+        # data must not find these chunks under the same keys
+        label = tokenize(self._token, [a.name for a in arrays])[:12]
+        self.chunks = _chunk_futures(self.client, arrays, label)
 
     def _submit(self, task, x, *extra):
         # one task group per call, (name, i) keys: a group spanning calls would look

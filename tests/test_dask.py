@@ -77,6 +77,14 @@ def test_equals_single_process(client, data):
     assert vg.rows == [(0, 300), (300, 600), (600, 900), (900, 1000)]
 
 
+def test_same_function_on_other_data(client, data):
+    X, y, w = data
+    first = jd.value_and_grad(logreg, *chunked(X, y), client=client)
+    other = jd.value_and_grad(logreg, *chunked(X[::-1].copy(), 1.0 - y), client=client)
+    assert_equal_vg(other(w), jittape.value_and_grad(logreg)(w, X[::-1], 1.0 - y))
+    assert_equal_vg(first(w), jittape.value_and_grad(logreg)(w, X, y))
+
+
 def test_float_x_and_float32_data(client, data):
     X, y, _ = data
 
