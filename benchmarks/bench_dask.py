@@ -177,6 +177,27 @@ def table(name, rows, n_params, chunks, times):
     return "\n".join(out) + "\n"
 
 
+def reading(name, times, chunks):
+    """What the table says: parallel speed-up and the per-call cost beyond the replays."""
+    med = {k: statistics.median(v) for k, v in times.items()}
+    one = med.get("jittape.dask, 1 worker")
+    replays = chunks * med[CHUNK]
+    out = [f"Reading ({name}):"]
+    if one is not None:
+        out.append(f"on 1 worker a gradient costs {one:.3f} s against {replays:.3f} s for "
+                   f"its {chunks} chunk replays in this process: {one - replays:+.3f} s of "
+                   f"tasks, transport and summing per call "
+                   f"({(one - replays) / chunks * 1e3:+.1f} ms per chunk).")
+    for n in (2, 4):
+        m = med.get(f"jittape.dask, {n} workers")
+        if one is not None and m is not None:
+            out.append(f"{n} workers: {one / m:.2f}x the speed of 1.")
+    out.append("This machine has 2 cores shared with other processes (load above): 2 "
+               "workers can at best halve the time when the cores are free, 4 workers "
+               "oversubscribe them.\n")
+    return " ".join(out)
+
+
 #: Dask distributed's own figure: "Each task suffers about 1ms of overhead"
 #: (https://distributed.dask.org/en/latest/, "Motivation"), a scheduler on its own core.
 DOCUMENTED_TASK_OVERHEAD = 1e-3
@@ -246,6 +267,7 @@ def main():
     for name, (f, x) in points().items():
         times, size, rows, p = run_problem(name, f, x, data[name], clients, args.rounds)
         sections.append(table(name, rows, p, args.chunks, times))
+        sections.append(reading(name, times, args.chunks))
         model[name] = (statistics.median(times[CHUNK]), size, p)
         gc.collect()  # the one-process tapes of this problem (gigabytes) before the next
     two = clients[2] if 2 in clients else next(iter(clients.values()))
