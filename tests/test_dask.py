@@ -71,6 +71,9 @@ def test_equals_single_process(client, data):
     vg = jd.value_and_grad(logreg, *chunked(X, y), client=client)
     for x in (w, 2 * w, w):  # replays after the first call
         assert_equal_vg(vg(x), jittape.value_and_grad(logreg)(x, X, y))
+    v = np.arange(D, dtype=float)
+    assert_equal_vg((vg.value(w), vg.hvp(w, v)),
+                    (logreg(w, X, y), jittape.hvp(logreg)(w, X, y, v)))
     theta = np.concatenate([np.ones(D), -np.ones(D), [0.1, -0.2, 0.4]])
     vg = jd.value_and_grad(gmm_nll, *chunked(X), client=client)
     assert_equal_vg(vg(theta), jittape.value_and_grad(gmm_nll)(theta, X))
