@@ -286,6 +286,9 @@ def test_default_cluster_and_lost_workers(data, tmp_path):
     assert all(info["nthreads"] == 1 for info in workers.values())
     want = jittape.value_and_grad(logreg)(w, X, y)
     assert_equal_vg(vg(w), want)
+    address = client.scheduler.address  # tcp://127.0.0.1:<port>, as a real cluster's
+    assert address.startswith("tcp://")
+    assert_equal_vg(jd.value_and_grad(logreg, *chunked(X, y), client=address)(w), want)
 
     # between calls: the worker holding chunk 0 exits; Dask recomputes its chunks elsewhere
     # (or on its restarted process) and the tapes are recorded there again
