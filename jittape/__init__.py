@@ -6,6 +6,7 @@ new inputs) and the tangent sweep (JVPs, forward-mode Jacobians). See README.md 
 """
 
 from .api import grad, primal, stop_gradient, value_and_grad
+from .custom import custom_jvp, custom_vjp
 from .errors import (ActiveConversionError, GuardFailure, JittapeError, NonScalarOutputError,
                      NotDifferentiableError, TapeFormatError)
 from .optimize import least_squares, minimize
@@ -32,6 +33,6 @@ __version__ = "0.1.0"
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "sparse_jacobian", "hvp", "hessian",
            "sparse_hessian", "set_quiet", "set_background", "wait_compiled",
            "logsumexp", "record", "taped", "minimize", "least_squares", "load",
-           "Tape", "TapedFunction", "ReplayStats", "primal", "stop_gradient",
+           "Tape", "TapedFunction", "ReplayStats", "primal", "stop_gradient", "custom_vjp", "custom_jvp",
            "ActiveConversionError", "GuardFailure", "JittapeError", "NonScalarOutputError",
            "NotDifferentiableError", "TapeFormatError"]

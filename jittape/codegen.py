@@ -16,6 +16,15 @@ module's text determines its behaviour, and a hash of it is a sound cache key.
 No generated function calls another sweep: Numba re-optimizes every jitted callee inside
 its caller (measured: a one-call replay calling both sweeps compiles for 3 s more than the
 sweeps themselves), so whole replays are orchestrated from Python (:mod:`jittape.replay`).
+
+Op sets holding a region (custom rules, :mod:`jittape.custom`; kinds ``region`` and
+``call``, :mod:`jittape.optable`) get ``while`` loops instead, so that a branch can move the
+loop's position: the forward and tangent sweeps jump from a region's marker to its owner,
+whose rule runs ``forward_range``/``tangent_range`` (the same interpreter loops over a range
+of records; ``forward_sweep`` and ``tangent_sweep`` call them over the whole tape), and the
+reverse and second-order sweeps go on where the owner's rule says (below the region, or into
+it). Nothing recurses: Numba's cache cannot load recursive functions (measured: a segfault).
+Other op sets' source is unchanged, so are their compile times and cache keys.
 """
 
 import inspect
@@ -26,7 +35,7 @@ import sys
 
 from . import errors, externals, scalar_special, scalarmath, symbolic
 from .ops import OPS
-from .optable import LEAF, UNARY
+from .optable import CALL, LEAF, REGION, UNARY
 
 #: Modules whose top-level functions and float constants rules may call by name: the scalar
 #: helpers (SciPy's C functions ``cs_<name>`` too: :mod:`jittape.externals`) and every
@@ -298,10 +307,51 @@ def _structured(op, sweep, const):
         f"{name}(val, {buf}, {_ARGS}, ca, cb)"]
 
 
-def branch(op, sweep, const):
-    """The body of op's branch in ``sweep`` ("forward", "reverse", "tangent"), or None."""
+# --- regions and calls (custom rules) -----------------------------------------------------
+_BUFFERS = {"forward": "val", "tangent": "val, dot", "reverse": "val, adj",
+            "hvp": "val, dot, adj, adjdot"}
+
+
+def _call(op, sweep):
+    """A call record's branch: its kernel takes the tape columns (it runs ranges of them)."""
+    kern = {"forward": op.forward, "tangent": op.tangent, "reverse": op.reverse,
+            "hvp": op.second}[sweep]
+    if kern is None:
+        return None
+    args = f"{TAPE}, {_BUFFERS[sweep]}, i"
+    if sweep in ("forward", "tangent"):
+        return [f"{kern.__name__}({args})"]
+    return [f"i = {kern.__name__}({args}, i)  # where the sweep goes on"]
+
+
+def _region(sweep, ops):
+    """A region marker's branch: the forward and tangent sweeps jump to the region's owner;
+    the backward sweeps, which reach a marker only when its owner's rule entered the region,
+    let the owner's rule finish there."""
+    if sweep in ("forward", "tangent"):
+        return ["i = t_k[i] - 1  # over the region, to the record that owns it"]
+    lines = ["cr = t_k[i]"]
+    for op in (op for op in ops if op.kind == CALL):
+        kern = op.reverse if sweep == "reverse" else op.second
+        if kern is not None:
+            lines += [f"{'if' if len(lines) == 1 else 'elif'} t_op[cr] == {op.code}:  # {op.name}",
+                      f"    i = {kern.__name__}({TAPE}, {_BUFFERS[sweep]}, cr, i)"]
+    return lines if len(lines) > 1 else None
+
+
+def has_regions(ops):
+    return any(op.kind in (REGION, CALL) for op in ops)
+
+
+def branch(op, sweep, const, ops=()):
+    """The body of op's branch in ``sweep`` ("forward", "reverse", "tangent", "hvp"), or
+    None; ``ops``, the op set, for a region marker's."""
     if op.kind == LEAF:
         return None
+    if op.kind == REGION:
+        return _region(sweep, ops)
+    if op.kind == CALL:
+        return _call(op, sweep)
     if sweep == "hvp":
         if not op.differentiable:
             return None
@@ -334,22 +384,57 @@ _SWEEPS = {
 }
 
 
-def _sweep(sweep, ops, const, cache):
-    sig, loop, ret, doc = _SWEEPS[sweep]
-    lines = [JIT.format(cache=cache), f"def {sig}:", f'    """{doc}"""', f"    {loop}",
-             "        opc = t_op[i]", "        o = off[i]", "        n = off[i + 1] - o",
-             "        ia = off[t_a[i]] if t_a[i] >= 0 else 0",
-             "        ib = off[t_b[i]] if t_b[i] >= 0 else 0", "        ci = t_c[i]"]
-    first = True
+_HEAD = ["opc = t_op[i]", "o = off[i]", "n = off[i + 1] - o",
+         "ia = off[t_a[i]] if t_a[i] >= 0 else 0", "ib = off[t_b[i]] if t_b[i] >= 0 else 0",
+         "ci = t_c[i]"]
+
+
+def _branches(sweep, ops, const):
+    lines, first = [], True
     for op in ops:
-        body = branch(op, sweep, const)
+        body = branch(op, sweep, const, ops)
         if body is None:
             continue
-        lines.append(f"        {'if' if first else 'elif'} opc == {op.code}:  # {op.name}")
-        lines += ["            " + ln for ln in body]
+        lines.append(f"{'if' if first else 'elif'} opc == {op.code}:  # {op.name}")
+        lines += ["    " + ln for ln in body]
         first = False
+    return lines
+
+
+def _sweep(sweep, ops, const, cache):
+    sig, loop, ret, doc = _SWEEPS[sweep]
+    lines = [JIT.format(cache=cache), f"def {sig}:", f'    """{doc}"""', f"    {loop}"]
+    lines += ["        " + ln for ln in _HEAD + _branches(sweep, ops, const)]
     lines.append(f"    {ret}")
     return "\n".join(lines) + "\n"
+
+
+#: Op sets with regions: the forward and tangent loops over a range of records, and the
+#: first and last record of the backward sweeps' ``while`` loops.
+_RANGES = {"forward": ("forward_range(" + TAPE + ", val, lo, hi)",
+                       "Recompute val for records lo..hi-1 (jumping over regions); -1, or "
+                       "the id of a failed guard."),
+           "tangent": ("tangent_range(" + TAPE + ", val, dot, lo, hi)",
+                       "Propagate tangents for records lo..hi-1 (jumping over regions).")}
+
+
+def _while_sweep(sweep, ops, const, cache):
+    """The sweep of an op set holding regions: ``while`` loops whose branches may move the
+    position; the forward and tangent sweeps through their range functions."""
+    sig, _, ret, doc = _SWEEPS[sweep]
+    jit = JIT.format(cache=cache)
+    step = "i += 1" if sweep in _RANGES else "i -= 1"
+    body = ["        " + ln for ln in _HEAD + _branches(sweep, ops, const)] + [f"        {step}"]
+    if sweep not in _RANGES:
+        return "\n".join([jit, f"def {sig}:", f'    """{doc}"""', "    i = last",
+                          "    while i >= 0:"] + body + [f"    {ret}"]) + "\n"
+    rsig, rdoc = _RANGES[sweep]
+    # int64 bounds, as the rules pass them: one specialization of the range function
+    call = rsig.split("(")[0] + "(" + TAPE + ", " + _BUFFERS[sweep] + \
+        ", np.int64(0), np.int64(t_op.shape[0]))"
+    return "\n".join([jit, f"def {rsig}:", f'    """{rdoc}"""', "    i = lo", "    while i < hi:"]
+                     + body + [f"    {ret}", "", "", jit, f"def {sig}:", f'    """{doc}"""',
+                               f"    return {call}" if ret != "return" else f"    {call}"]) + "\n"
 
 
 def sweep_source(ops, cache=True, python=False):
@@ -364,7 +449,8 @@ def sweep_source(ops, cache=True, python=False):
     parts = [f"# jittape sweeps for ops: {', '.join(op.name for op in ops)}\n"
              "# generated from the op table by jittape.codegen; do not edit\n"
              + (PY_HEADER if python else HEADER)]
-    sweeps = [_sweep(s, ops, const, cache) for s in ("forward", "reverse", "tangent", "hvp")]
+    make = _while_sweep if has_regions(ops) else _sweep
+    sweeps = [make(s, ops, const, cache) for s in ("forward", "reverse", "tangent", "hvp")]
     # the second-order branches may call helpers that no rule names (derivatives of calls)
     helpers = helper_source(rule_roots(ops) + [sweeps[-1]], python=python)
     if helpers:

@@ -54,6 +54,7 @@ _SLICE = _codes(lambda op: op.fusion == "slice")
 _GATHER = _codes(lambda op: op.fusion == "gather")
 _SUM = _codes(lambda op: op.fusion == "sum")
 _LOADS = _SLICE | _GATHER  # join a fused loop as an (indexed) load from the buffer
+_REGIONS = sorted(_codes(lambda op: op.kind in ("region", "call")))  # not compiled
 #: Tapes whose kernel would exceed this many statements are not compiled (about 2 ms of
 #: Numba compile time each); the interpreter replays them.
 MAX_STATEMENTS = 1500
@@ -443,6 +444,9 @@ def _check(tape):
     if tape.n_records > MAX_RECORDS:  # generating the kernel alone would take seconds
         raise ValueError(f"the tape has {tape.n_records} records, over "
                          f"jittape.compiler.MAX_RECORDS = {MAX_RECORDS}")
+    if np.isin(tape.arrays.op, _REGIONS).any():
+        raise ValueError("the tape holds a custom derivative rule (a region and its call "
+                         "record, jittape.custom): it replays through the interpreter")
 
 
 def _rule_functions(ops):

@@ -15,6 +15,26 @@ from .ops import OPS
 from .sweeps import for_tape
 
 
+def require_forward(t):
+    """Raise if tape arrays ``t`` hold a record of an op that the public forward mode
+    refuses (``no_forward`` in its entry: a custom_vjp), naming the function it stands for."""
+    codes = [op.code for op in OPS if op.no_forward]
+    hit = np.flatnonzero(np.isin(t.op, codes)) if codes else ()
+    if len(hit):
+        op = OPS[int(t.op[hit[0]])]
+        raise NotDifferentiableError(op.no_forward.format(
+            name=op.label(t, int(hit[0])) if op.label else op.name))
+
+
+def forward_mode(t):
+    """Whether the public forward mode runs on tape arrays ``t`` (see :func:`require_forward`)."""
+    try:
+        require_forward(t)
+    except NotDifferentiableError:
+        return False
+    return True
+
+
 def tangent_buffer(tape, tangents):
     """A tangent buffer like ``val``, zero but for the inputs' tangents ``tangents`` (one
     array-like per INPUT record, in input order, each of that input's shape)."""
@@ -56,6 +76,7 @@ def check_undefined(tape, dot, out):
 
 def jvp(tape, val, tangents):
     """``J(x) v`` for the input tangents ``tangents``, values ``val`` already computed."""
+    require_forward(tape.arrays)
     dot = tangent_buffer(tape, tangents)
     if tape.out_id >= 0:
         t = tape.arrays
@@ -70,11 +91,16 @@ def _in_out_sizes(tape):
 
 
 def choose_mode(tape, mode):
-    """``"forward"`` or ``"reverse"``: ``"auto"`` picks forward when inputs are fewer."""
+    """``"forward"`` or ``"reverse"``: ``"auto"`` picks forward when inputs are fewer (and
+    the tape allows it: :func:`require_forward`)."""
     if mode not in ("auto", "forward", "reverse"):
         raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
+    if mode == "forward":
+        require_forward(tape.arrays)
     if mode != "auto":
         return mode
+    if not forward_mode(tape.arrays):
+        return "reverse"
     n, m = _in_out_sizes(tape)
     return "forward" if n < m else "reverse"
 
@@ -117,6 +143,7 @@ def sparse_jacobian_matrix(tape, val, pattern, colors):
     ``j``'s color (Curtis, Powell & Reid 1974). Values ``val`` already computed."""
     import scipy.sparse as sp
     t = tape.arrays
+    require_forward(t)
     n, m = _in_out_sizes(tape)
     if tape.out_id < 0 or pattern.nnz == 0:
         return sp.csr_array((m, n), dtype=np.float64)

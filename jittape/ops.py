@@ -14,6 +14,7 @@ opcode, which tape files store).
 import dataclasses
 
 from . import rules_arrays as A
+from . import rules_custom as CU
 from . import rules_decomp2 as D2
 from . import rules_elementwise as E
 from . import rules_linalg as L
@@ -21,7 +22,7 @@ from . import rules_linalg2 as L2
 from . import rules_matfuncs as MF
 from . import rules_signal as SIG
 from . import rules_special as SP
-from .optable import COMPARE, LEAF, UNARY, BINARY, TERNARY, Codes, leaf
+from .optable import COMPARE, LEAF, REGION, UNARY, BINARY, TERNARY, Codes, leaf
 
 _ENTRIES = (
     [leaf("input", "leaf: the adjoint accumulated here is the gradient"),
@@ -33,6 +34,7 @@ _ENTRIES = (
     + SP.SPECIAL_OPS
     + D2.DECOMP_OPS
     + MF.MATFUNC_OPS
+    + CU.CUSTOM_OPS
 )
 
 OPS = []
@@ -75,7 +77,7 @@ def operands(t, i):
     ``a`` (and ``b``), a select's or ternary op's third operand (its id in ``k``), or an
     n-ary record's parts (``(record, width)`` pairs in the pool after ``nparts, outer``)."""
     op = OPS[int(t.op[i])]
-    if op.kind == LEAF:
+    if op.kind == LEAF or op.arity == 0:
         return []
     if op.arity < 0:
         p = int(t.k[i])
@@ -86,6 +88,17 @@ def operands(t, i):
     if op.arity == 3:
         ids.append(int(t.k[i]))
     return ids
+
+
+def in_regions(t):
+    """Boolean per record of tape arrays ``t``: inside a region (its marker included), the
+    records that the ordinary sweeps jump over (custom rules, :mod:`jittape.custom`)."""
+    import numpy as np
+    inside = np.zeros(t.n_records, bool)
+    for code in {op.code for op in OPS if op.kind == REGION}:
+        for r in np.flatnonzero(t.op == code).tolist():
+            inside[r:int(t.k[r])] = True
+    return inside
 
 
 def is_leaf(code):
