@@ -143,7 +143,7 @@ class _Custom:
 
     # --- recording ---
     def _stops(self, t, diff):
-        """Each active leaf ``x`` replaced by a CUSTOM_INPUT record of it (value and
+        """Each active leaf ``x`` replaced by a CUSTOM_ARG record of it (value and
         tangent of x, no adjoint): ``(xs, stopped args)``."""
         xs = []
 
@@ -152,7 +152,7 @@ class _Custom:
                 return v
             xs.append(v)
             value = v._v.copy() if isinstance(v._v, np.ndarray) else float(v._v)
-            return _new(Active, t, K.CUSTOM_INPUT, v._i, -1, 0, 0.0, value)
+            return _new(Active, t, K.CUSTOM_ARG, v._i, -1, 0, 0.0, value)
         return xs, [_map(a, stop) for _, a in diff]
 
     def _primal_out(self, t, y, who):
@@ -172,7 +172,7 @@ class _Custom:
         return const(t, v if v.ndim else float(v))
 
     def _open(self, t):
-        return t.push_scalar(K.CUSTOM_REGION, -1, -1, 0, 0.0, 0.0)
+        return t.push_scalar(K.CUSTOM_BEGIN, -1, -1, 0, 0.0, 0.0)
 
     def _slot(self, t, shape, fill):
         return _new(Active, t, K.CUSTOM_SLOT, -1, -1, 0, 0.0,
@@ -180,12 +180,12 @@ class _Custom:
 
     def _close(self, t, code, begin, r, y0, xs, slots, results):
         """Check the records of the rule (from ``begin``, the first argument's
-        custom_input), close the region ``r`` and append the call record; returns the
+        custom_arg), close the region ``r`` and append the call record; returns the
         active output."""
         _check_records(t, begin, begin + len(xs), r, self._name)
         c = t.n
         _, a, b, _, cv, v = ENTRY.unpack_from(t.entries, r << 5)
-        ENTRY.pack_into(t.entries, r << 5, K.CUSTOM_REGION, a, b, c, cv, v)  # k: the owner
+        ENTRY.pack_into(t.entries, r << 5, K.CUSTOM_BEGIN, a, b, c, cv, v)  # k: the owner
         parts = [y0, *xs, *slots, *results]
         ids = [p._i for p in parts] + [r]
         sizes = [int(np.size(p._v)) for p in parts] + [1]
@@ -212,7 +212,7 @@ def _check_records(t, begin, after, r, name):
             f"forward pass and pass it on as a residual")
     view = _Columns(e, t.pool, begin)
     outside = set()
-    for j in range(after - begin, end - begin):  # (the custom_inputs read the arguments)
+    for j in range(after - begin, end - begin):  # (the custom_args read the arguments)
         for q in operands(view, j):
             if q < begin:
                 outside.add(q)
@@ -265,7 +265,7 @@ class custom_vjp(_Custom):
 
     Notes
     -----
-    Recording ``y = f(x)`` appends ``x' = custom_input(x)`` per active leaf (value and
+    Recording ``y = f(x)`` appends ``x' = custom_arg(x)`` per active leaf (value and
     tangent of ``x``, no adjoint), ``fwd(x')``'s records, a region holding a placeholder for
     ``ybar`` and ``bwd``'s records, and one ``custom_vjp`` record: its reverse rule puts
     ``adj[y]`` into the placeholder, runs the forward sweep over the region and adds the

@@ -28,8 +28,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .ops import OPS, codes, operands
-from .optable import SELECT
+from .ops import OPS, call_arguments, codes, in_regions, operands
+from .optable import CALL, SELECT
 from .sweeps import for_tape
 from . import tiers
 
@@ -71,6 +71,8 @@ def operation(t, i):
     if op.fusion == "slice":
         a, k = int(t.a[i]), int(t.k[i])
         return f"v{a}[{k}]" if i not in t.shapes and size == 1 else f"v{a}[{k}:{k + size}]"
+    if op.kind == CALL:  # a custom rule: the function's name and arguments
+        return f"{op.name} {op.label(t, i)}({', '.join(f'v{j}' for j in call_arguments(t, i))})"
     args = [f"v{j}" for j in operands(t, i)]
     if op.uses_c:
         args.append(f"{t.c[i]:g}")
@@ -136,6 +138,12 @@ def _masked(t):
     mask = t.op.copy()
     mask[np.isin(mask, [op.code for op in OPS if op.kind != "leaf"])] = codes.INPUT
     return mask
+
+
+def _region_of(t, i):
+    """A call record's region (``t.b[i]`` up to it), or an empty slice: the part of the
+    masked opcode column that its rule runs, unmasked for its step."""
+    return slice(int(t.b[i]), i) if OPS[int(t.op[i])].kind == CALL else slice(0, 0)
 
 
 def _foreground(t):
@@ -226,6 +234,8 @@ def _differentiated(t, i):
     """The distinct operands of record ``i`` that a derivative flows to (not a select's
     condition, nor an argument that must be a constant)."""
     op, ids = OPS[int(t.op[i])], operands(t, i)
+    if op.kind == CALL:
+        ids = call_arguments(t, i)
     if op.elementwise:
         ids = [j for j, p in zip(ids, op.partials) if p != "0.0"]
     return list(dict.fromkeys(ids))
@@ -283,20 +293,24 @@ def trace_gradient(tape, *xs, cotangent=None):
 
 def _reverse_steps(t, last, val, adj, scratch):
     sw, mask, cols = for_tape(t), _masked(t), t.columns[1:]
+    inner = in_regions(t)  # custom rules' records: their call's step runs them
     steps = []
     with _foreground(t):
         for i in range(last, -1, -1):
             op = OPS[int(t.op[i])]
-            if op.kind == "leaf" or not op.differentiable:
+            if op.kind == "leaf" or not op.differentiable or inner[i]:
                 continue
             o, p = t.off[i], t.off[i + 1]
             ids = _differentiated(t, i)
+            region = _region_of(t, i)
+            mask[region] = t.op[region]
             mask[i] = t.op[i]
             scratch[:] = 0.0  # the contributions alone, for the table
             scratch[o:p] = adj[o:p]
             sw.reverse_sweep(mask, *cols, val, scratch, i)
             sw.reverse_sweep(mask, *cols, val, adj, i)  # the accumulation itself
             mask[i] = codes.INPUT
+            mask[region] = codes.INPUT
             if np.any(adj[o:p] != 0.0):
                 steps.append(AdjointStep(i, op.name, operation(t, i), op.rule, _slot(t, adj, i),
                                          tuple((j, _slot(t, scratch, j)) for j in ids)))
@@ -346,10 +360,12 @@ def trace_jvp(tape, *xs, tangents):
     GuardFailure
         The recorded control flow does not hold at ``xs``.
     NotDifferentiableError
-        A record's derivative is undefined at this point (as :meth:`jittape.Tape.jvp`).
+        A record's derivative is undefined at this point (as :meth:`jittape.Tape.jvp`), or
+        the tape holds a custom_vjp (no forward-mode rule).
     """
     from . import jacobians
     t = tape.arrays
+    jacobians.require_forward(t)
     val = _values(tape, xs)
     tan = tape._flat((tangents,) if tape.single else tuple(tangents))
     dot = jacobians.tangent_buffer(tape, tan)
@@ -366,15 +382,19 @@ def trace_jvp(tape, *xs, tangents):
 
 def _tangent_steps(t, last, val, dot):
     sw, mask, cols = for_tape(t), _masked(t), t.columns[1:]
+    inner = in_regions(t)
     steps = []
     with _foreground(t):
         for i in range(last + 1):
             op = OPS[int(t.op[i])]
-            if op.kind == "leaf" or not op.differentiable:
+            if op.kind == "leaf" or not op.differentiable or inner[i]:
                 continue
+            region = _region_of(t, i)
+            mask[region] = t.op[region]
             mask[i] = t.op[i]
             sw.tangent_sweep(mask[:i + 1], *cols, val, dot)  # records 0..i, all but i leaves
             mask[i] = codes.INPUT
+            mask[region] = codes.INPUT
             ins = tuple((j, _slot(t, dot, j)) for j in _differentiated(t, i))
             out = _slot(t, dot, i)
             if np.any(np.asarray(out) != 0.0) or any(np.any(np.asarray(d) != 0) for _, d in ins):

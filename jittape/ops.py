@@ -90,6 +90,19 @@ def operands(t, i):
     return ids
 
 
+#: Opcodes that only custom rules record (:mod:`jittape.custom`): their regions, calls,
+#: arguments and slots. Op sets holding them get sweeps of their own (``while`` loops and
+#: range functions, :mod:`jittape.codegen`), which ``python -m jittape warmup`` leaves out.
+CUSTOM_CODES = frozenset(BY_NAME[op.name].code for op in CU.CUSTOM_OPS)
+
+
+def call_arguments(t, i):
+    """The arguments ``x_q`` of call record ``i`` (kind ``call``: its pool lists ``y0`` and
+    then them, :mod:`jittape.optable`): the records its rule gives adjoints to."""
+    k = int(t.k[i])
+    return [int(t.pool[k + 4 + 2 * q]) for q in range(int(t.pool[k + 1]))]
+
+
 def in_regions(t):
     """Boolean per record of tape arrays ``t``: inside a region (its marker included), the
     records that the ordinary sweeps jump over (custom rules, :mod:`jittape.custom`)."""

@@ -4,9 +4,9 @@ A custom rule is recorded as ordinary records plus five ops (the convention of r
 calls is explained once in :mod:`jittape.optable`). ``y = f(x_1, ..., x_n)`` with
 ``f = custom_vjp(f); f.defvjp(fwd, bwd)`` records::
 
-    s_q = custom_input(x_q)                 value and tangent of x_q, no adjoint
+    s_q = custom_arg(x_q)                   value and tangent of x_q, no adjoint
     ... fwd(s_1, ..., s_n) ...              -> y0 and the residuals, ordinary records
-    r = custom_region                        k: the custom_vjp record below
+    r = custom_begin                         k: the custom_vjp record below
     ybar = custom_slot                       y's shape; set by the rule before use
     ... bwd(residuals, ybar) ...             -> xbar_1, ..., xbar_n (the region)
     y = custom_vjp(y0, x_q, ybar, xbar_q, r)
@@ -18,7 +18,7 @@ the rules below run the forward (and tangent) sweep over it, with the slots set:
 
 * custom_vjp: value ``y = y0``; reverse ``ybar = adj[y]``, forward over the region,
   ``adj[x_q] += xbar_q``; its tangent ``ydot = y0dot`` (fwd's own, through the identity
-  tangent of custom_input) serves second order only: the public forward mode refuses the op
+  tangent of custom_arg) serves second order only: the public forward mode refuses the op
   (JAX does the same); second order ``ybar = adj[y]``, ``ybardot = adjdot[y]``, forward and
   tangent sweeps over the region, ``adj[x_q] += xbar_q``, ``adjdot[x_q] += xbardot_q``
   (forward over reverse, ``bwd`` differentiated through the residuals' tangents).
@@ -41,14 +41,14 @@ import numpy as np
 from .optable import Spec, call, pool_at, region, structured
 
 
-# --- custom_input and custom_slot: structured ops ------------------------------------------
-def custom_input_forward(val, o, n, ia, ib, k, c, pool, off):
+# --- custom_arg and custom_slot: structured ops ------------------------------------------
+def custom_arg_forward(val, o, n, ia, ib, k, c, pool, off):
     for j in range(n):  # z = x
         val[o + j] = val[ia + j]
 
 
-def custom_input_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
-    custom_input_forward(dot, o, n, ia, ib, k, c, pool, off)  # zdot = xdot
+def custom_arg_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    custom_arg_forward(dot, o, n, ia, ib, k, c, pool, off)  # zdot = xdot
 
 
 def custom_slot_forward(val, o, n, ia, ib, k, c, pool, off):
@@ -253,14 +253,14 @@ def _kind_of(t, r):
     return OPS[code].kind if 0 <= code < len(OPS) else "?"
 
 
-def custom_region_check(t, i, n, sa, sb):
+def custom_begin_check(t, i, n, sa, sb):
     c = int(t.k[i])
     if not i < c < len(t.op) or int(t.b[c]) != i or _kind_of(t, c) != "call":
         return "region marker does not match its custom rule"
     return None
 
 
-def custom_input_check(t, i, n, sa, sb):
+def custom_arg_check(t, i, n, sa, sb):
     return "size differs from its operand's" if sa != n else None
 
 
@@ -315,14 +315,14 @@ _NO_FORWARD = ("{name} is a jittape.custom_vjp function: custom_vjp defines no f
                "rule; use grad/vjp, or custom_jvp")
 
 CUSTOM_OPS = [
-    structured("custom_input", [], "z = x; zdot = xdot; no adjoint flows to x (the argument "
+    structured("custom_arg", [], "z = x; zdot = xdot; no adjoint flows to x (the argument "
                "of a custom rule's function: the rule's record gives x its adjoint)",
-               custom_input_forward, custom_input_tangent, None, check=custom_input_check,
+               custom_arg_forward, custom_arg_tangent, None, check=custom_arg_check,
                second="linear", pattern=identity_pattern,
                spec=Spec(shapes=(((4,),),), fn=spec_nested)),
-    region("custom_region", "marks a custom rule's region (its bwd or jvp, recorded); the "
+    region("custom_begin", "marks a custom rule's region (its bwd or jvp, recorded); the "
            "sweeps jump from here to the rule's record (k), whose rule runs the region",
-           check=custom_region_check, spec=Spec(shapes=_PAIRS, fn=spec_jvp)),
+           check=custom_begin_check, spec=Spec(shapes=_PAIRS, fn=spec_jvp)),
     structured("custom_slot", [], "the cotangent (custom_vjp) or a tangent (custom_jvp) of "
                "a region, set by its rule before it runs the region", custom_slot_forward,
                arity=0, spec=Spec(shapes=(((3,),),), fn=spec_nested)),

@@ -167,11 +167,13 @@ def for_tape(t):
 
 def warmup(codes=None, hvp=True):
     """Compile (or load from the cache) the sweeps for ``codes`` (default: every op of the
-    table), so that later tapes whose ops it contains compile nothing; ``hvp``: the
-    second-order sweep too. Returns the :class:`Sweeps`. ``python -m jittape warmup`` calls
-    this."""
+    table but those of custom rules, whose op sets compile on first use), so that later
+    tapes whose ops it contains compile nothing; ``hvp``: the second-order sweep too.
+    Returns the :class:`Sweeps`. ``python -m jittape warmup`` calls this."""
     import numpy as np
-    codes = _with_leaves(codes if codes is not None else [op.code for op in OPS])
+    from .ops import CUSTOM_CODES
+    codes = _with_leaves(codes if codes is not None else
+                         [op.code for op in OPS if op.code not in CUSTOM_CODES])
     s = Sweeps(codes)
     _LOADED.setdefault(codes, s)
     empty = (np.zeros(1, np.int32), np.full(1, -1, np.int32), np.full(1, -1, np.int32),

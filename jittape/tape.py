@@ -34,8 +34,8 @@ from array import array
 
 import numpy as np
 
-from .ops import OPS
-from .optable import SELECT
+from .ops import OPS, call_arguments
+from .optable import CALL, SELECT
 
 BYTES_PER_SCALAR_RECORD = 4 * 4 + 8 + 8 + 8
 
@@ -187,6 +187,9 @@ class TapeArrays:
                 k = int(self.k[i])
                 return f"v{a}[{k}]" if size == 1 and i not in self.shapes else \
                     f"v{a}[{k}:{k + size}]"
+            if spec.kind == CALL:  # a custom rule: its function and arguments
+                return f"{spec.name} {spec.label(self, i)}(" + ", ".join(
+                    f"v{x}" for x in call_arguments(self, i)) + ")"
             args = [f"v{x}" for x in (a, b) if x >= 0]
             if spec.uses_c:
                 args.append(f"{self.c[i]:g}")
