@@ -389,10 +389,10 @@ _HEAD = ["opc = t_op[i]", "o = off[i]", "n = off[i + 1] - o",
          "ci = t_c[i]"]
 
 
-def _branches(sweep, ops, const):
+def _branches(sweep, ops, const, all_ops=None):
     lines, first = [], True
     for op in ops:
-        body = branch(op, sweep, const, ops)
+        body = branch(op, sweep, const, ops if all_ops is None else all_ops)
         if body is None:
             continue
         lines.append(f"{'if' if first else 'elif'} opc == {op.code}:  # {op.name}")
@@ -409,48 +409,57 @@ def _sweep(sweep, ops, const, cache):
     return "\n".join(lines) + "\n"
 
 
-#: Op sets with regions: the forward and tangent loops over a range of records, and the
-#: first and last record of the backward sweeps' ``while`` loops.
+#: Op sets with regions: the forward and tangent loops over a range of records (a region),
+#: which the call rules run.
 _RANGES = {"forward": ("forward_range(" + TAPE + ", val, lo, hi)",
-                       "Recompute val for records lo..hi-1 (jumping over regions); -1, or "
-                       "the id of a failed guard."),
+                       "Recompute val for records lo..hi-1 (a region; jumping over the regions "
+                       "in it)."),
            "tangent": ("tangent_range(" + TAPE + ", val, dot, lo, hi)",
-                       "Propagate tangents for records lo..hi-1 (jumping over regions).")}
+                       "Propagate tangents for records lo..hi-1 (a region).")}
 
 
-def _while_sweep(sweep, ops, const, cache):
-    """The sweep of an op set holding regions: ``while`` loops whose branches may move the
-    position; the forward and tangent sweeps through their range functions."""
+def _loop(head, ops, sweep, const, all_ops):
+    step = "i -= 1" if sweep in ("reverse", "hvp") else "i += 1"
+    return head + ["        " + ln for ln in _HEAD + _branches(sweep, ops, const, all_ops)
+                   ] + [f"        {step}"]
+
+
+def _while_sweep(sweep, ops, const, cache, inner):
+    """The sweep of an op set holding regions: a ``while`` loop whose branches may move the
+    position (jumps over regions; a call rule going on below its region or into it). The
+    forward and tangent sweeps come with their range functions, whose branches are those of
+    ``inner``, the ops inside the tape's regions (:data:`jittape.ops.RULES`): Numba compiles
+    a jitted callee again inside each caller, so the callee is kept small."""
     sig, _, ret, doc = _SWEEPS[sweep]
     jit = JIT.format(cache=cache)
-    step = "i += 1" if sweep in _RANGES else "i -= 1"
-    body = ["        " + ln for ln in _HEAD + _branches(sweep, ops, const)] + [f"        {step}"]
     if sweep not in _RANGES:
-        return "\n".join([jit, f"def {sig}:", f'    """{doc}"""', "    i = last",
-                          "    while i >= 0:"] + body + [f"    {ret}"]) + "\n"
+        return "\n".join(_loop([jit, f"def {sig}:", f'    """{doc}"""', "    i = last",
+                                "    while i >= 0:"], ops, sweep, const, ops)
+                         + [f"    {ret}"]) + "\n"
     rsig, rdoc = _RANGES[sweep]
-    # int64 bounds, as the rules pass them: one specialization of the range function
-    call = rsig.split("(")[0] + "(" + TAPE + ", " + _BUFFERS[sweep] + \
-        ", np.int64(0), np.int64(t_op.shape[0]))"
-    return "\n".join([jit, f"def {rsig}:", f'    """{rdoc}"""', "    i = lo", "    while i < hi:"]
-                     + body + [f"    {ret}", "", "", jit, f"def {sig}:", f'    """{doc}"""',
-                               f"    return {call}" if ret != "return" else f"    {call}"]) + "\n"
+    rng = _loop([jit, f"def {rsig}:", f'    """{rdoc}"""', "    i = lo", "    while i < hi:"],
+                inner, sweep, const, inner) + [f"    {ret}", "", ""]
+    return "\n".join(rng + _loop([jit, f"def {sig}:", f'    """{doc}"""', "    i = 0",
+                                  "    while i < t_op.shape[0]:"], ops, sweep, const, ops)
+                     + [f"    {ret}"]) + "\n"
 
 
-def sweep_source(ops, cache=True, python=False):
+def sweep_source(ops, cache=True, python=False, inner=None):
     """The module source of the sweeps for ``ops`` (op table entries, any order).
 
     The leaves are always included. ``cache`` goes into the ``@njit(cache=...)`` decorators
     (False for an in-memory module when the cache directory is not writable). ``python``:
-    the same code for CPython, for the interpreted tier (:mod:`jittape.tiers`).
+    the same code for CPython, for the interpreted tier (:mod:`jittape.tiers`). ``inner``:
+    for an op set holding regions, the ops inside them (default: all of ``ops``).
     """
     ops = sorted(set(ops), key=lambda op: op.code)
+    inner = ops if inner is None else sorted(set(inner), key=lambda op: op.code)
     const = next(op.code for op in ops if op.name == "const")
     parts = [f"# jittape sweeps for ops: {', '.join(op.name for op in ops)}\n"
              "# generated from the op table by jittape.codegen; do not edit\n"
              + (PY_HEADER if python else HEADER)]
-    make = _while_sweep if has_regions(ops) else _sweep
-    sweeps = [make(s, ops, const, cache) for s in ("forward", "reverse", "tangent", "hvp")]
+    sweeps = [_while_sweep(s, ops, const, cache, inner) if has_regions(ops) else
+              _sweep(s, ops, const, cache) for s in ("forward", "reverse", "tangent", "hvp")]
     # the second-order branches may call helpers that no rule names (derivatives of calls)
     helpers = helper_source(rule_roots(ops) + [sweeps[-1]], python=python)
     if helpers:

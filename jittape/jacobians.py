@@ -140,13 +140,16 @@ def sparse_jacobian_matrix(tape, val, pattern, colors):
     ``pattern`` (:func:`jittape.sparsity.jacobian_sparsity`), from one tangent sweep per
     color of ``colors`` (:func:`jittape.coloring.color_columns`): the seed of a color is the
     sum of its columns' unit vectors, and entry ``(i, j)`` is row ``i`` of the sweep of
-    ``j``'s color (Curtis, Powell & Reid 1974). Values ``val`` already computed."""
+    ``j``'s color (Curtis, Powell & Reid 1974). Values ``val`` already computed. A tape that
+    the forward mode refuses (a custom_vjp) takes the transposed way: one reverse sweep per
+    color of the rows (:func:`_sparse_by_rows`)."""
     import scipy.sparse as sp
     t = tape.arrays
-    require_forward(t)
     n, m = _in_out_sizes(tape)
     if tape.out_id < 0 or pattern.nnz == 0:
         return sp.csr_array((m, n), dtype=np.float64)
+    if not forward_mode(t):
+        return _sparse_by_rows(tape, val, pattern)
     sw = for_tape(t)
     at = np.concatenate([np.arange(t.off[i], t.off[i + 1]) for i in t.inputs])
     out = slice(int(t.off[tape.out_id]), int(t.off[tape.out_id + 1]))
@@ -160,4 +163,32 @@ def sparse_jacobian_matrix(tape, val, pattern, colors):
         compressed[:, c] = dot[out]
     rows = np.repeat(np.arange(m), np.diff(pattern.indptr))
     data = compressed[rows, colors[pattern.indices]]
+    return sp.csr_array((data, pattern.indices.copy(), pattern.indptr.copy()), shape=(m, n))
+
+
+def _sparse_by_rows(tape, val, pattern):
+    """:func:`sparse_jacobian_matrix` by reverse sweeps: the rows colored so that rows of one
+    color share no column (a column coloring of the transposed pattern), each color's seed
+    the sum of its rows' unit vectors, entry ``(i, j)`` the adjoint of input element ``j``
+    in the sweep of ``i``'s color."""
+    import scipy.sparse as sp
+    from .coloring import color_columns
+    t = tape.arrays
+    n, m = _in_out_sizes(tape)
+    colors = getattr(tape, "_jac_row_colors", None)
+    if colors is None:
+        colors = tape._jac_row_colors = color_columns(sp.csr_array(pattern.T))
+    sw = for_tape(t)
+    at = np.concatenate([np.arange(t.off[i], t.off[i + 1]) for i in t.inputs])
+    o = int(t.off[tape.out_id])
+    ncolors = int(colors.max()) + 1
+    compressed = np.empty((ncolors, n))
+    adj = np.empty_like(val)
+    for c in range(ncolors):
+        adj.fill(0.0)
+        adj[o + np.flatnonzero(colors == c)] = 1.0
+        sw.reverse_sweep(*t.columns, val, adj, tape.out_id)
+        compressed[c] = adj[at]
+    rows = np.repeat(np.arange(m), np.diff(pattern.indptr))
+    data = compressed[colors[rows], pattern.indices]
     return sp.csr_array((data, pattern.indices.copy(), pattern.indptr.copy()), shape=(m, n))

@@ -96,6 +96,39 @@ def operands(t, i):
 CUSTOM_CODES = frozenset(BY_NAME[op.name].code for op in CU.CUSTOM_OPS)
 
 
+#: An op set's codes (:mod:`jittape.sweeps`) say also which ops are recorded inside custom
+#: rules' regions: ``RULES + code``. The range sweeps that the rules run over their regions
+#: get branches for those ops alone (few, as a rule), which keeps their compile time small.
+RULES = 1 << 16
+
+
+def rule_codes(t, codes):
+    """``codes`` (a tape's opcodes) with ``RULES + code`` for the ops inside its regions."""
+    codes = set(codes)
+    if codes & CUSTOM_CODES:
+        codes |= {RULES + c for c in set(t.op[in_regions(t)].tolist())}
+    return codes
+
+
+def sweep_ops(codes):
+    """``(ops, ops inside regions or None)`` of an op set's codes (see :data:`RULES`), the
+    arguments of :func:`jittape.codegen.sweep_source`."""
+    ops = [OPS[c] for c in sorted(codes) if c < RULES]
+    inner = [OPS[c - RULES] for c in sorted(codes) if c >= RULES]
+    return ops, (inner if any(op.code in CUSTOM_CODES for op in ops) else None)
+
+
+def code_name(c):
+    """An op set's code as a name: the op's, ``rule:name`` for one inside regions."""
+    return OPS[c].name if c < RULES else "rule:" + OPS[c - RULES].name
+
+
+def code_of(name):
+    """The code of :func:`code_name`'s ``name``, or None for no op."""
+    op = BY_NAME.get(name[5:] if name.startswith("rule:") else name)
+    return None if op is None else op.code + (RULES if name.startswith("rule:") else 0)
+
+
 def call_arguments(t, i):
     """The arguments ``x_q`` of call record ``i`` (kind ``call``: its pool lists ``y0`` and
     then them, :mod:`jittape.optable`): the records its rule gives adjoints to."""

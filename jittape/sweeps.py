@@ -17,7 +17,7 @@ module per op set, superset reuse, and ``warmup`` for users who want no compile 
 
 from . import jitcache, tiers
 from .codegen import sweep_source
-from .ops import OPS
+from .ops import OPS, RULES, code_name, code_of, rule_codes, sweep_ops
 
 #: The callables of a Sweeps object: the forward, reverse and tangent sweeps and the tangent
 #: of the reverse sweep (Hessian-vector products).
@@ -39,7 +39,8 @@ class Sweeps:
 
     def __init__(self, codes):
         self.codes = frozenset(codes)
-        self.names = [OPS[c].name for c in sorted(self.codes) if OPS[c].kind != "leaf"]
+        self.names = [code_name(c) for c in sorted(self.codes)
+                      if c >= RULES or OPS[c].kind != "leaf"]
         self._jobs = {}  # sweep name -> its background compile (jittape.tiers)
         for what in FUNCTIONS:
             setattr(self, what, self._first_call(what))
@@ -47,7 +48,8 @@ class Sweeps:
     def _first_call(self, what):
         def compiled(*args):
             codes, module = _module_for(self.codes, what)
-            names = [OPS[c].name for c in sorted(codes) if OPS[c].kind != "leaf"]
+            names = [code_name(c) for c in sorted(codes) if c >= RULES or
+                     OPS[c].kind != "leaf"]
             ops = ", ".join(names) if len(names) <= 8 else \
                 f"{len(names)} ops ({', '.join(names[:6])}, ...)"
             where = " in the background" if tiers.on_compile_thread() else ""
@@ -84,15 +86,16 @@ def _with_leaves(codes):
 def _module(codes):
     m = _MODULES.get(codes)
     if m is None:
-        ops = [OPS[c] for c in sorted(codes)]
-        m = _MODULES[codes] = jitcache.load("jittape_sweeps",
-                                            lambda cache: sweep_source(ops, cache=cache))
+        ops, inner = sweep_ops(codes)
+        m = _MODULES[codes] = jitcache.load(
+            "jittape_sweeps", lambda cache: sweep_source(ops, cache=cache, inner=inner))
     return m
 
 
 def _compiled_on_disk(codes, what):
-    ops = [OPS[c] for c in sorted(codes)]
-    path = jitcache.cache_dir() / f"jittape_sweeps_{jitcache.digest(sweep_source(ops))}.py"
+    ops, inner = sweep_ops(codes)
+    path = jitcache.cache_dir() / \
+        f"jittape_sweeps_{jitcache.digest(sweep_source(ops, inner=inner))}.py"
     return path.with_name(f"{path.stem}.{what}.ok").exists()
 
 
@@ -114,17 +117,16 @@ def _disk_sets():
         text = (jitcache.cache_dir() / _INDEX).read_text()
     except OSError:
         return []
-    by_name = {op.name: op.code for op in OPS}
     sets = []
     for line in text.splitlines():
-        names = line.split(",")
-        if names and all(n in by_name for n in names):
-            sets.append(frozenset(by_name[n] for n in names))
+        codes = [code_of(n) for n in line.split(",")]
+        if codes and None not in codes:
+            sets.append(frozenset(codes))
     return sets
 
 
 def _remember(codes):
-    line = ",".join(OPS[c].name for c in sorted(codes))
+    line = ",".join(code_name(c) for c in sorted(codes))
     path = jitcache.cache_dir() / _INDEX
     try:
         if path.exists() and line in path.read_text().splitlines():
@@ -155,12 +157,12 @@ def for_tape(t):
             key = t.op.tobytes()
             s = _BY_OPCODES.get(key)
             if s is None:
-                s = _BY_OPCODES[key] = for_codes(t.op.tolist())
+                s = _BY_OPCODES[key] = for_codes(rule_codes(t, t.op.tolist()))
                 if len(_BY_OPCODES) > 4096:
                     _BY_OPCODES.clear()
         else:  # the opcodes present: a count per opcode, no sort of the whole column
             import numpy as np
-            s = for_codes(np.flatnonzero(np.bincount(t.op)).tolist())
+            s = for_codes(rule_codes(t, np.flatnonzero(np.bincount(t.op)).tolist()))
         t.sweeps = s
     return s
 

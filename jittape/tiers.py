@@ -31,7 +31,7 @@ import numpy as np
 
 from .codegen import sweep_source
 from .externals import LAPACK
-from .ops import OPS
+from .ops import sweep_ops
 
 #: A tape runs interpreted while its sweep compiles if it has at most this many values...
 SMALL_VALUES = 4096
@@ -112,7 +112,8 @@ def interpreted(codes, what):
     """The interpreted sweep ``what`` for the op set ``codes``, or None if its rules call
     LAPACK drivers by symbol (:data:`jittape.externals.LAPACK`: machine code only)."""
     if codes not in _interpreted:
-        source = sweep_source([OPS[c] for c in sorted(codes)], cache=False, python=True)
+        ops, inner = sweep_ops(codes)
+        source = sweep_source(ops, cache=False, python=True, inner=inner)
         module = None
         if not any(name in source for name in LAPACK):
             module = types.ModuleType("jittape_sweeps_interpreted")

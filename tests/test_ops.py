@@ -64,9 +64,10 @@ for _op in OPS:
             SPECS.append(S(_op.name, _op.spec.fn or _numpy_callable(_op), *_shapes,
                            lo=_op.spec.lo, hi=_op.spec.hi))
 
-# structured ops whose table entry gives a test expression (stacks of matrices, ...)
+# structured ops whose table entry gives a test expression (stacks of matrices, ...), and
+# custom rules' ops (regions and calls: custom functions of jittape.rules_custom)
 for _op in OPS:
-    if _op.kind == "structured" and _op.spec.fn is not None:
+    if _op.kind in ("structured", "region", "call") and _op.spec.fn is not None:
         for _shapes in _op.spec.shapes:
             SPECS.append(S(_op.name, _op.spec.fn, *_shapes, lo=_op.spec.lo, hi=_op.spec.hi))
 
@@ -246,6 +247,10 @@ def _check_tangent(spec, f, args, nums):
     rng = np.random.default_rng(7)
     v = tuple(rng.standard_normal(np.shape(a)) if np.ndim(a) else float(rng.standard_normal())
               for a in args)
+    if not jacobians.forward_mode(jittape.record(f, *args, argnums=nums).arrays):
+        with pytest.raises(jittape.NotDifferentiableError, match="no forward-mode rule"):
+            jittape.jvp(f, args, v)  # a custom_vjp: JAX's behaviour
+        return
     _, jv = jittape.jvp(f, args, v)
     grads = jittape.grad(f, nums)(*args)
     dot = sum(float(np.sum(np.asarray(g) * vi)) for g, vi in zip(grads, v))
