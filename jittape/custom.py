@@ -344,10 +344,10 @@ class custom_jvp(_Custom):
     Raises
     ------
     NotDifferentiableError
-        At record time: the rule's tangent output does not depend on the tangents (a
-        nonzero constant, or a value computed without them), ``g`` or ``jvp`` reads an
-        active value that is not an argument (a closure), or ``jvp`` guards control flow on
-        an active value.
+        At record time: the rule's tangent output is not zero at zero tangents (a constant
+        or affine term: not linear; the slots hold zeros while the rule is recorded, which
+        is how this is seen), ``g`` or ``jvp`` reads an active value that is not an argument
+        (a closure), or ``jvp`` guards control flow on an active value.
     TypeError, ValueError
         ``defjvp`` missing, ``jvp`` not returning a pair, or ``ydot``'s shape differing
         from ``y``'s.

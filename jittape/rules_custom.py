@@ -104,7 +104,8 @@ def custom_vjp_reverse(t_op, t_a, t_b, t_k, t_c, off, pool, val, adj, c, at):
         return r
     n = pool[k + 1]
     custom_copy(val, off[custom_part(pool, k, n + 1)], adj, o, m - o)  # ybar = adj[y]
-    forward_range(t_op, t_a, t_b, t_k, t_c, off, pool, val, np.int64(r + 1), np.int64(c))  # noqa: F821
+    forward_range(t_op, t_a, t_b, t_k, t_c, off, pool, val,  # noqa: F821
+                  np.int64(r + 1), np.int64(c))
     for q in range(n):
         x, xb = custom_part(pool, k, 1 + q), custom_part(pool, k, n + 2 + q)
         custom_add(adj, off[x], val, off[xb], off[x + 1] - off[x])  # xbar_q += bwd's
@@ -119,8 +120,10 @@ def custom_vjp_hvp(t_op, t_a, t_b, t_k, t_c, off, pool, val, dot, adj, adjdot, c
     slot = off[custom_part(pool, k, n + 1)]
     custom_copy(val, slot, adj, o, m - o)
     custom_copy(dot, slot, adjdot, o, m - o)
-    forward_range(t_op, t_a, t_b, t_k, t_c, off, pool, val, np.int64(r + 1), np.int64(c))  # noqa: F821
-    tangent_range(t_op, t_a, t_b, t_k, t_c, off, pool, val, dot, np.int64(r + 1), np.int64(c))  # noqa: F821
+    forward_range(t_op, t_a, t_b, t_k, t_c, off, pool, val,  # noqa: F821
+                  np.int64(r + 1), np.int64(c))
+    tangent_range(t_op, t_a, t_b, t_k, t_c, off, pool, val, dot,  # noqa: F821
+                  np.int64(r + 1), np.int64(c))
     for q in range(n):
         x, xb = custom_part(pool, k, 1 + q), custom_part(pool, k, n + 2 + q)
         size = off[x + 1] - off[x]
@@ -135,7 +138,8 @@ def custom_jvp_tangent(t_op, t_a, t_b, t_k, t_c, off, pool, val, dot, i):
     for q in range(n):  # xdot_q = dot[x_q]
         x = custom_part(pool, k, 1 + q)
         custom_copy(val, off[custom_part(pool, k, n + 1 + q)], dot, off[x], off[x + 1] - off[x])
-    forward_range(t_op, t_a, t_b, t_k, t_c, off, pool, val, np.int64(r + 1), np.int64(i))  # noqa: F821
+    forward_range(t_op, t_a, t_b, t_k, t_c, off, pool, val,  # noqa: F821
+                  np.int64(r + 1), np.int64(i))
     custom_copy(dot, o, val, off[custom_part(pool, k, 2 * n + 1)], off[i + 1] - o)
 
 
@@ -146,7 +150,8 @@ def custom_jvp_prologue(t_op, t_a, t_b, t_k, t_c, off, pool, val, c):
     for q in range(n):
         xd = custom_part(pool, k, n + 1 + q)
         custom_fill(val, off[xd], off[xd + 1], 0.0)
-    forward_range(t_op, t_a, t_b, t_k, t_c, off, pool, val, np.int64(r + 1), np.int64(c))  # noqa: F821
+    forward_range(t_op, t_a, t_b, t_k, t_c, off, pool, val,  # noqa: F821
+                  np.int64(r + 1), np.int64(c))
 
 
 def custom_jvp_reverse(t_op, t_a, t_b, t_k, t_c, off, pool, val, adj, c, at):
@@ -181,7 +186,8 @@ def custom_jvp_hvp(t_op, t_a, t_b, t_k, t_c, off, pool, val, dot, adj, adjdot, c
     for q in range(n):  # the tangents are fixed at zero: their own tangents are zero
         xd = custom_part(pool, k, n + 1 + q)
         custom_fill(dot, off[xd], off[xd + 1], 0.0)
-    tangent_range(t_op, t_a, t_b, t_k, t_c, off, pool, val, dot, np.int64(r + 1), np.int64(c))  # noqa: F821
+    tangent_range(t_op, t_a, t_b, t_k, t_c, off, pool, val, dot,  # noqa: F821
+                  np.int64(r + 1), np.int64(c))
     custom_fill(adj, off[r], o, 0.0)
     custom_fill(adjdot, off[r], o, 0.0)
     yd = off[custom_part(pool, k, 2 * n + 1)]
@@ -260,6 +266,10 @@ def custom_begin_check(t, i, n, sa, sb):
     return None
 
 
+def custom_slot_check(t, i, n, sa, sb):
+    return None  # no operand, nothing read: the call record's check places it
+
+
 def custom_arg_check(t, i, n, sa, sb):
     return "size differs from its operand's" if sa != n else None
 
@@ -325,7 +335,7 @@ CUSTOM_OPS = [
            check=custom_begin_check, spec=Spec(shapes=_PAIRS, fn=spec_jvp)),
     structured("custom_slot", [], "the cotangent (custom_vjp) or a tangent (custom_jvp) of "
                "a region, set by its rule before it runs the region", custom_slot_forward,
-               arity=0, spec=Spec(shapes=(((3,),),), fn=spec_nested)),
+               arity=0, check=custom_slot_check, spec=Spec(shapes=(((3,),),), fn=spec_nested)),
     call("custom_vjp", "y = fwd(x)[0]; xbar += bwd(residuals, ybar), bwd recorded and run "
          "by the forward sweep over the region (jittape.custom_vjp)", custom_forward,
          custom_vjp_tangent, custom_vjp_reverse, custom_vjp_hvp,

@@ -19,7 +19,8 @@ from jittape import GuardFailure, NotDifferentiableError, TapeFormatError, sweep
 from jittape.codegen import sweep_source
 from jittape.ops import BY_NAME, CUSTOM_CODES, OPS, RULES, rule_codes
 
-from test_ops import S, _objective, _point, test_rule_against_central_differences
+import test_ops
+from test_ops import S, _objective, _point
 
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 
@@ -278,7 +279,7 @@ CHECKED = [  # the checker of tests/test_ops.py on custom functions of several s
 
 @pytest.mark.parametrize("spec", CHECKED, ids=[s.id for s in CHECKED])
 def test_custom_functions_through_the_generic_checker(spec):
-    test_rule_against_central_differences(spec)
+    test_ops.test_rule_against_central_differences(spec)
 
 
 def test_checker_fails_on_a_wrong_custom_rule():
@@ -288,7 +289,7 @@ def test_checker_fails_on_a_wrong_custom_rule():
 
     sin.defvjp(lambda x: (np.sin(x), x), lambda x, g: (g * np.cos(x) * 1.001,))
     with pytest.raises(AssertionError):
-        test_rule_against_central_differences(S("custom_vjp", sin, (3,)))
+        test_ops.test_rule_against_central_differences(S("custom_vjp", sin, (3,)))
 
 
 # --- arguments, structures, nesting --------------------------------------------------------
