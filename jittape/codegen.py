@@ -29,7 +29,8 @@ same set without rules (Numba compiles a jitted callee again inside every caller
 ``while`` loop per sweep switching between modes instead of calls, 5x (LLVM's time grows
 faster than a function's size); recursion, which Numba's cache cannot load (a segfault). The
 rules' own kernels still add a few seconds per sweep (Numba's typing of the inlined
-kernels), about 2x on a small op set. Other op sets' source is unchanged, so are their
+kernels): the README's softplus example, all four sweeps, 27-32 s against 18-19 s for its
+ops without the rule. Other op sets' source is unchanged, so are their
 compile times and cache keys.
 """
 
