@@ -27,9 +27,9 @@ What is measured (Rosenbrock ``np.sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2)`
 
 Eager (``jittape.grad(f)(x)``: record, freeze, reverse sweep)
 -------------------------------------------------------------
-* ``jittape.demo.lj_energy_loops`` (Lennard-Jones, Python loops over ``x[i]``) and a Morse
-  cluster written the same way (``np.sqrt``, ``np.exp`` of active scalars), N = 13 and 38
-  atoms: µs per scalar record, and the same code differentiated eagerly by PyTorch
+* ``jittape.demo.lj_energy_loops`` (Lennard-Jones, Python loops over ``x[i]``) and the Morse
+  cluster of ``benchmarks/problems/morse.py`` written the same way (``** 0.5`` and ``np.exp``
+  of active scalars), N = 13 and 38 atoms: µs per scalar record, and the same code differentiated eagerly by PyTorch
   (``torch.autograd.grad``, 0-d tensors, one thread) and HIPS autograd.
 """
 
@@ -49,27 +49,11 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "overhead.md"
 sys.path.insert(0, str(ROOT))  # benchmarks.common, from a checkout without installing
 BASE = "67381a0"
+from benchmarks.problems.morse import morse_energy_loops  # noqa: E402 (after the path)
 
 
 def rosen(x):
     return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
-
-
-def morse_energy_loops(x, xp=None, rho=6.0):
-    """Morse cluster energy ``sum_{i<j} e^{rho(1-r)} (e^{rho(1-r)} - 2)`` as scalar loops;
-    ``xp`` the module of ``sqrt`` and ``exp`` (NumPy, torch, autograd.numpy)."""
-    xp = np if xp is None else xp
-    n = len(x) // 3
-    e = 0.0
-    for i in range(n):
-        xi, yi, zi = x[3 * i], x[3 * i + 1], x[3 * i + 2]
-        for j in range(i + 1, n):
-            dx = xi - x[3 * j]
-            dy = yi - x[3 * j + 1]
-            dz = zi - x[3 * j + 2]
-            ex = xp.exp(rho * (1.0 - xp.sqrt(dx * dx + dy * dy + dz * dz)))
-            e = e + ex * (ex - 2.0)
-    return e
 
 
 # --- the worker: one version of jittape ----------------------------------------------------
@@ -150,8 +134,8 @@ def eager_fns(jittape, peers):
             if name == "LJ":
                 tf_, af = f, f
             else:
-                tf_ = lambda z: morse_energy_loops(z, torch)  # noqa: E731
-                af = lambda z: morse_energy_loops(z, anp)  # noqa: E731
+                tf_ = lambda z: morse_energy_loops(z, torch.exp)  # noqa: E731
+                af = lambda z: morse_energy_loops(z, anp.exp)  # noqa: E731
             tg = (lambda tf_=tf_, xt=xt: torch.autograd.grad(tf_(xt), xt)[0])
             ag = autograd.grad(af)
             assert np.allclose(tg().numpy(), want, rtol=1e-10), key
