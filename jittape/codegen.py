@@ -17,21 +17,24 @@ No generated function calls another sweep: Numba re-optimizes every jitted calle
 its caller (measured: a one-call replay calling both sweeps compiles for 3 s more than the
 sweeps themselves), so whole replays are orchestrated from Python (:mod:`jittape.replay`).
 
-Op sets holding a region (custom rules, :mod:`jittape.custom`; kinds ``region`` and
-``call``, :mod:`jittape.optable`) get ``while`` loops instead, so that a branch can move the
-loop's position: the forward and tangent sweeps jump from a region's marker to its owner;
-the owner's rules run ``forward_range``/``tangent_range`` (interpreter loops over a range of
-records, with branches only for the ops recorded inside the tape's regions,
-:data:`jittape.ops.RULES`), and the reverse and second-order sweeps go on where the rule
-says (below the region, or into it, down to its marker). Designs measured and dropped (2-core
-Xeon, a 15-op set, cold): range functions over the whole op set, 3x the compile time of the
-same set without rules (Numba compiles a jitted callee again inside every caller); one
-``while`` loop per sweep switching between modes instead of calls, 5x (LLVM's time grows
-faster than a function's size); recursion, which Numba's cache cannot load (a segfault). The
-rules' own kernels still add a few seconds per sweep (Numba's typing of the inlined
-kernels): the README's softplus example, all four sweeps, 27-32 s against 18-19 s for its
-ops without the rule. Other op sets' source is unchanged, so are their
-compile times and cache keys.
+Each sweep runs a range of records (``lo..hi-1``; the backward sweeps from ``hi-1`` down
+to ``lo``). Custom rules (:mod:`jittape.custom`) have no branch here: their regions and
+call records (kinds ``region`` and ``call``, :mod:`jittape.optable`) have Python rules that
+:mod:`jittape.regions` runs between ranges of the same compiled sweeps, so an op set with
+custom rules compiles the sweeps of its other ops and of ``custom_arg`` (a copy), and shares
+them with every superset. Designs measured and dropped (2-core Xeon, cold): range functions
+beside the sweeps that the calls' kernels ran (Numba compiles a jitted callee again inside
+every caller: the README's softplus example, all four sweeps, compiled in 27-32 s against
+18-19 s for its ops without the rule, even with the range functions restricted to the ops
+inside the rules); one ``while`` loop per sweep switching between modes instead of calls,
+5x (LLVM's time grows faster than a function's size); recursion, which Numba's cache cannot
+load (a segfault). Measured for the present design (benchmarks/bench_custom_compile.py,
+results/custom.md), the README example cold, in new processes alternating with and
+without the rule on a loaded 2-core machine: first gradient (forward and reverse sweeps)
+8.0 s against 9.1 s, all four sweeps 19.6 s against 19.7 s (medians of 4); in three other
+runs the ratio with/without was 0.86-1.49 for the first gradient and 0.98-1.36 for all four,
+and the design above, measured alongside in two of them, 1.40-1.44 and 1.45-1.70. A call
+record costs 10-26 us per gradient (its rule in Python between the sweeps).
 """
 
 import inspect
@@ -148,6 +151,8 @@ def rule_roots(ops):
     """Everything the rules of ``ops`` name: expressions and kernels."""
     roots = []
     for op in ops:
+        if op.kind in (REGION, CALL):  # Python rules (jittape.regions), not compiled
+            continue
         roots += [op.value, *op.partials, op.forward, op.tangent, op.reverse]
         roots += [op.second] if callable(op.second) else []
     return [r for r in roots if r is not None]
@@ -314,51 +319,13 @@ def _structured(op, sweep, const):
         f"{name}(val, {buf}, {_ARGS}, ca, cb)"]
 
 
-# --- regions and calls (custom rules) -----------------------------------------------------
-_BUFFERS = {"forward": "val", "tangent": "val, dot", "reverse": "val, adj",
-            "hvp": "val, dot, adj, adjdot"}
-
-
-def _call(op, sweep):
-    """A call record's branch: its kernel takes the tape columns (it runs ranges of them)."""
-    kern = {"forward": op.forward, "tangent": op.tangent, "reverse": op.reverse,
-            "hvp": op.second}[sweep]
-    if kern is None:
-        return None
-    args = f"{TAPE}, {_BUFFERS[sweep]}, i"
-    if sweep in ("forward", "tangent"):
-        return [f"{kern.__name__}({args})"]
-    return [f"i = {kern.__name__}({args}, i)  # where the sweep goes on"]
-
-
-def _region(sweep, ops):
-    """A region marker's branch: the forward and tangent sweeps jump to the region's owner;
-    the backward sweeps, which reach a marker only when its owner's rule entered the region,
-    let the owner's rule finish there."""
-    if sweep in ("forward", "tangent"):
-        return ["i = t_k[i] - 1  # over the region, to the record that owns it"]
-    lines = ["cr = t_k[i]"]
-    for op in (op for op in ops if op.kind == CALL):
-        kern = op.reverse if sweep == "reverse" else op.second
-        if kern is not None:
-            lines += [f"{'if' if len(lines) == 1 else 'elif'} t_op[cr] == {op.code}:  # {op.name}",
-                      f"    i = {kern.__name__}({TAPE}, {_BUFFERS[sweep]}, cr, i)"]
-    return lines if len(lines) > 1 else None
-
-
-def has_regions(ops):
-    return any(op.kind in (REGION, CALL) for op in ops)
-
-
-def branch(op, sweep, const, ops=()):
+# --- the branch of an op in a sweep ---------------------------------------------------
+def branch(op, sweep, const):
     """The body of op's branch in ``sweep`` ("forward", "reverse", "tangent", "hvp"), or
-    None; ``ops``, the op set, for a region marker's."""
-    if op.kind == LEAF:
+    None. Leaves have none, nor have regions and calls: their rules are Python, run between
+    the sweeps (:mod:`jittape.regions`)."""
+    if op.kind in (LEAF, REGION, CALL):
         return None
-    if op.kind == REGION:
-        return _region(sweep, ops)
-    if op.kind == CALL:
-        return _call(op, sweep)
     if sweep == "hvp":
         if not op.differentiable:
             return None
@@ -376,17 +343,19 @@ def branch(op, sweep, const, ops=()):
 
 # --- the module ---------------------------------------------------------------------------
 _SWEEPS = {
-    "forward": ("forward_sweep(" + TAPE + ", val)", "for i in range(t_op.shape[0]):",
-                "return -1", "Recompute val from the leaves; -1, or the id of a failed guard."),
-    "reverse": ("reverse_sweep(" + TAPE + ", val, adj, last)",
-                "for i in range(last, -1, -1):", "return",
-                "Accumulate adjoints into adj (seeded by the caller) for records last..0."),
-    "tangent": ("tangent_sweep(" + TAPE + ", val, dot)", "for i in range(t_op.shape[0]):",
+    "forward": ("forward_sweep(" + TAPE + ", val, lo, hi)", "for i in range(lo, hi):",
+                "return -1", "Recompute val for records lo..hi-1; -1, or the id of a failed "
+                "guard."),
+    "reverse": ("reverse_sweep(" + TAPE + ", val, adj, lo, hi)",
+                "for i in range(hi - 1, lo - 1, -1):", "return",
+                "Accumulate adjoints into adj (seeded by the caller) for records hi-1..lo."),
+    "tangent": ("tangent_sweep(" + TAPE + ", val, dot, lo, hi)", "for i in range(lo, hi):",
                 "return",
-                "Propagate tangents into dot (inputs seeded) given the values in val."),
-    "hvp": ("hvp_sweep(" + TAPE + ", val, dot, adj, adjdot, last)",
-            "for i in range(last, -1, -1):", "return -1",
-            "Adjoints and their tangents (forward over reverse) for records last..0, given "
+                "Propagate tangents into dot (inputs seeded) for records lo..hi-1, given the "
+                "values in val."),
+    "hvp": ("hvp_sweep(" + TAPE + ", val, dot, adj, adjdot, lo, hi)",
+            "for i in range(hi - 1, lo - 1, -1):", "return -1",
+            "Adjoints and their tangents (forward over reverse) for records hi-1..lo, given "
             "values and tangents; -1, or the id of a record with no second-order rule."),
 }
 
@@ -396,10 +365,10 @@ _HEAD = ["opc = t_op[i]", "o = off[i]", "n = off[i + 1] - o",
          "ci = t_c[i]"]
 
 
-def _branches(sweep, ops, const, all_ops=None):
+def _branches(sweep, ops, const):
     lines, first = [], True
     for op in ops:
-        body = branch(op, sweep, const, ops if all_ops is None else all_ops)
+        body = branch(op, sweep, const)
         if body is None:
             continue
         lines.append(f"{'if' if first else 'elif'} opc == {op.code}:  # {op.name}")
@@ -416,57 +385,19 @@ def _sweep(sweep, ops, const, cache):
     return "\n".join(lines) + "\n"
 
 
-#: Op sets with regions: the forward and tangent loops over a range of records (a region),
-#: which the call rules run.
-_RANGES = {"forward": ("forward_range(" + TAPE + ", val, lo, hi)",
-                       "Recompute val for records lo..hi-1 (a region; jumping over the regions "
-                       "in it)."),
-           "tangent": ("tangent_range(" + TAPE + ", val, dot, lo, hi)",
-                       "Propagate tangents for records lo..hi-1 (a region).")}
-
-
-def _loop(head, ops, sweep, const, all_ops):
-    step = "i -= 1" if sweep in ("reverse", "hvp") else "i += 1"
-    return head + ["        " + ln for ln in _HEAD + _branches(sweep, ops, const, all_ops)
-                   ] + [f"        {step}"]
-
-
-def _while_sweep(sweep, ops, const, cache, inner):
-    """The sweep of an op set holding regions: a ``while`` loop whose branches may move the
-    position (jumps over regions; a call rule going on below its region or into it). The
-    forward and tangent sweeps come with their range functions, whose branches are those of
-    ``inner``, the ops inside the tape's regions (:data:`jittape.ops.RULES`): Numba compiles
-    a jitted callee again inside each caller, so the callee is kept small."""
-    sig, _, ret, doc = _SWEEPS[sweep]
-    jit = JIT.format(cache=cache)
-    if sweep not in _RANGES:
-        return "\n".join(_loop([jit, f"def {sig}:", f'    """{doc}"""', "    i = last",
-                                "    while i >= 0:"], ops, sweep, const, ops)
-                         + [f"    {ret}"]) + "\n"
-    rsig, rdoc = _RANGES[sweep]
-    rng = _loop([jit, f"def {rsig}:", f'    """{rdoc}"""', "    i = lo", "    while i < hi:"],
-                inner, sweep, const, inner) + [f"    {ret}", "", ""]
-    return "\n".join(rng + _loop([jit, f"def {sig}:", f'    """{doc}"""', "    i = 0",
-                                  "    while i < t_op.shape[0]:"], ops, sweep, const, ops)
-                     + [f"    {ret}"]) + "\n"
-
-
-def sweep_source(ops, cache=True, python=False, inner=None):
+def sweep_source(ops, cache=True, python=False):
     """The module source of the sweeps for ``ops`` (op table entries, any order).
 
     The leaves are always included. ``cache`` goes into the ``@njit(cache=...)`` decorators
     (False for an in-memory module when the cache directory is not writable). ``python``:
-    the same code for CPython, for the interpreted tier (:mod:`jittape.tiers`). ``inner``:
-    for an op set holding regions, the ops inside them (default: all of ``ops``).
+    the same code for CPython, for the interpreted tier (:mod:`jittape.tiers`).
     """
     ops = sorted(set(ops), key=lambda op: op.code)
-    inner = ops if inner is None else sorted(set(inner), key=lambda op: op.code)
     const = next(op.code for op in ops if op.name == "const")
     parts = [f"# jittape sweeps for ops: {', '.join(op.name for op in ops)}\n"
              "# generated from the op table by jittape.codegen; do not edit\n"
              + (PY_HEADER if python else HEADER)]
-    sweeps = [_while_sweep(s, ops, const, cache, inner) if has_regions(ops) else
-              _sweep(s, ops, const, cache) for s in ("forward", "reverse", "tangent", "hvp")]
+    sweeps = [_sweep(s, ops, const, cache) for s in ("forward", "reverse", "tangent", "hvp")]
     # the second-order branches may call helpers that no rule names (derivatives of calls)
     helpers = helper_source(rule_roots(ops) + [sweeps[-1]], python=python)
     if helpers:

@@ -13,13 +13,12 @@ Teaching and debugging tools, bound as methods of :class:`jittape.Tape`:
   ``python -m jittape ops`` prints), what flows in and what flows out.
 
 The traces do not re-derive anything: each step calls the tape's own compiled sweep
-(:mod:`jittape.sweeps`) with every other record masked as a leaf, so that exactly one branch,
-the one the real sweep runs for that record, does its work, in the real sweep's order, on the
-same buffer. The adjoints a trace ends with are therefore those of
-:meth:`jittape.Tape.gradient` (bit for bit, unless the tape was compiled into a kernel of its
-own by :meth:`jittape.Tape.compile`, whose fused loops may round differently). A step costs a
-sweep over the records below it: a trace is quadratic in the tape's length, fine for the
-small functions it is meant for.
+(:mod:`jittape.sweeps`) over that one record (a custom rule's record with its region,
+:mod:`jittape.regions`), so that exactly the branch the real sweep runs for that record does
+its work, in the real sweep's order, on the same buffer. The adjoints a trace ends with are
+therefore those of :meth:`jittape.Tape.gradient` (bit for bit, unless the tape was compiled
+into a kernel of its own by :meth:`jittape.Tape.compile`, whose fused loops may round
+differently). A step costs one call of the compiled sweep.
 """
 
 import contextlib
@@ -28,9 +27,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .ops import OPS, call_arguments, codes, in_regions, operands
+from .ops import OPS, call_arguments, in_regions, operands
 from .optable import CALL, SELECT
-from .sweeps import for_tape
+from .regions import Run
 from . import tiers
 
 #: Values shown per array (then ``...``).
@@ -131,19 +130,6 @@ def _seed(tape, cotangent):
         raise ValueError(f"cotangent shape {seed.shape} differs from the output shape "
                          f"{tape.out_shape}")
     return seed.ravel()
-
-
-def _masked(t):
-    """The opcode column with every record but the leaves made an INPUT (no branch runs)."""
-    mask = t.op.copy()
-    mask[np.isin(mask, [op.code for op in OPS if op.kind != "leaf"])] = codes.INPUT
-    return mask
-
-
-def _region_of(t, i):
-    """A call record's region (``t.b[i]`` up to it), or an empty slice: the part of the
-    masked opcode column that its rule runs, unmasked for its step."""
-    return slice(int(t.b[i]), i) if OPS[int(t.op[i])].kind == CALL else slice(0, 0)
 
 
 def _foreground(t):
@@ -292,7 +278,7 @@ def trace_gradient(tape, *xs, cotangent=None):
 
 
 def _reverse_steps(t, last, val, adj, scratch):
-    sw, mask, cols = for_tape(t), _masked(t), t.columns[1:]
+    run = Run(t)  # one record at a time: a custom rule's record with its region
     inner = in_regions(t)  # custom rules' records: their call's step runs them
     steps = []
     with _foreground(t):
@@ -302,15 +288,10 @@ def _reverse_steps(t, last, val, adj, scratch):
                 continue
             o, p = t.off[i], t.off[i + 1]
             ids = _differentiated(t, i)
-            region = _region_of(t, i)
-            mask[region] = t.op[region]
-            mask[i] = t.op[i]
             scratch[:] = 0.0  # the contributions alone, for the table
             scratch[o:p] = adj[o:p]
-            sw.reverse_sweep(mask, *cols, val, scratch, i)
-            sw.reverse_sweep(mask, *cols, val, adj, i)  # the accumulation itself
-            mask[i] = codes.INPUT
-            mask[region] = codes.INPUT
+            run.reverse(val, scratch, i, i + 1)
+            run.reverse(val, adj, i, i + 1)  # the accumulation itself
             if np.any(adj[o:p] != 0.0):
                 steps.append(AdjointStep(i, op.name, operation(t, i), op.rule, _slot(t, adj, i),
                                          tuple((j, _slot(t, scratch, j)) for j in ids)))
@@ -381,7 +362,7 @@ def trace_jvp(tape, *xs, tangents):
 
 
 def _tangent_steps(t, last, val, dot):
-    sw, mask, cols = for_tape(t), _masked(t), t.columns[1:]
+    run = Run(t)
     inner = in_regions(t)
     steps = []
     with _foreground(t):
@@ -389,12 +370,7 @@ def _tangent_steps(t, last, val, dot):
             op = OPS[int(t.op[i])]
             if op.kind == "leaf" or not op.differentiable or inner[i]:
                 continue
-            region = _region_of(t, i)
-            mask[region] = t.op[region]
-            mask[i] = t.op[i]
-            sw.tangent_sweep(mask[:i + 1], *cols, val, dot)  # records 0..i, all but i leaves
-            mask[i] = codes.INPUT
-            mask[region] = codes.INPUT
+            run.tangent(val, dot, i, i + 1)
             ins = tuple((j, _slot(t, dot, j)) for j in _differentiated(t, i))
             out = _slot(t, dot, i)
             if np.any(np.asarray(out) != 0.0) or any(np.any(np.asarray(d) != 0) for _, d in ins):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .errors import NotDifferentiableError
 from .ops import OPS
-from .sweeps import for_tape
+from . import regions
 
 
 def require_forward(t):
@@ -80,7 +80,7 @@ def jvp(tape, val, tangents):
     dot = tangent_buffer(tape, tangents)
     if tape.out_id >= 0:
         t = tape.arrays
-        for_tape(t).tangent_sweep(*t.columns, val, dot)
+        regions.tangent(t, val, dot)
         check_undefined(tape, dot, slice(t.off[tape.out_id], t.off[tape.out_id + 1]))
     return output_of(tape, dot)
 
@@ -113,7 +113,6 @@ def jacobian_matrix(tape, val, mode="auto"):
     jac = np.zeros((m, n))
     if tape.out_id < 0:
         return jac
-    sw = for_tape(t)
     spans = [(int(t.off[i]), int(t.off[i + 1])) for i in t.inputs]
     out = slice(int(t.off[tape.out_id]), int(t.off[tape.out_id + 1]))
     if choose_mode(tape, mode) == "forward":
@@ -122,7 +121,7 @@ def jacobian_matrix(tape, val, mode="auto"):
             for e in range(lo, hi):
                 dot = np.zeros_like(val)
                 dot[e] = 1.0
-                sw.tangent_sweep(*t.columns, val, dot)
+                regions.tangent(t, val, dot)
                 check_undefined(tape, dot, out)
                 jac[:, col] = dot[out]
                 col += 1
@@ -130,7 +129,7 @@ def jacobian_matrix(tape, val, mode="auto"):
     for r in range(m):
         adj = np.zeros_like(val)
         adj[out.start + r] = 1.0
-        sw.reverse_sweep(*t.columns, val, adj, tape.out_id)
+        regions.reverse(t, val, adj, tape.out_id)
         jac[r] = np.concatenate([adj[lo:hi] for lo, hi in spans])
     return jac
 
@@ -150,7 +149,6 @@ def sparse_jacobian_matrix(tape, val, pattern, colors):
         return sp.csr_array((m, n), dtype=np.float64)
     if not forward_mode(t):
         return _sparse_by_rows(tape, val, pattern)
-    sw = for_tape(t)
     at = np.concatenate([np.arange(t.off[i], t.off[i + 1]) for i in t.inputs])
     out = slice(int(t.off[tape.out_id]), int(t.off[tape.out_id + 1]))
     ncolors = int(colors.max()) + 1
@@ -159,7 +157,7 @@ def sparse_jacobian_matrix(tape, val, pattern, colors):
     for c in range(ncolors):
         dot.fill(0.0)
         dot[at[colors == c]] = 1.0
-        sw.tangent_sweep(*t.columns, val, dot)
+        regions.tangent(t, val, dot)
         compressed[:, c] = dot[out]
     rows = np.repeat(np.arange(m), np.diff(pattern.indptr))
     data = compressed[rows, colors[pattern.indices]]
@@ -178,7 +176,6 @@ def _sparse_by_rows(tape, val, pattern):
     colors = getattr(tape, "_jac_row_colors", None)
     if colors is None:
         colors = tape._jac_row_colors = color_columns(sp.csr_array(pattern.T))
-    sw = for_tape(t)
     at = np.concatenate([np.arange(t.off[i], t.off[i + 1]) for i in t.inputs])
     o = int(t.off[tape.out_id])
     ncolors = int(colors.max()) + 1
@@ -187,7 +184,7 @@ def _sparse_by_rows(tape, val, pattern):
     for c in range(ncolors):
         adj.fill(0.0)
         adj[o + np.flatnonzero(colors == c)] = 1.0
-        sw.reverse_sweep(*t.columns, val, adj, tape.out_id)
+        regions.reverse(t, val, adj, tape.out_id)
         compressed[c] = adj[at]
     rows = np.repeat(np.arange(m), np.diff(pattern.indptr))
     data = compressed[colors[rows], pattern.indices]

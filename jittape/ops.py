@@ -22,7 +22,7 @@ from . import rules_linalg2 as L2
 from . import rules_matfuncs as MF
 from . import rules_signal as SIG
 from . import rules_special as SP
-from .optable import COMPARE, LEAF, REGION, UNARY, BINARY, TERNARY, Codes, leaf
+from .optable import CALL, COMPARE, LEAF, REGION, UNARY, BINARY, TERNARY, Codes, leaf
 
 _ENTRIES = (
     [leaf("input", "leaf: the adjoint accumulated here is the gradient"),
@@ -91,42 +91,19 @@ def operands(t, i):
 
 
 #: Opcodes that only custom rules record (:mod:`jittape.custom`): their regions, calls,
-#: arguments and slots. Op sets holding them get sweeps of their own (``while`` loops and
-#: range functions, :mod:`jittape.codegen`), which ``python -m jittape warmup`` leaves out.
+#: arguments and slots.
 CUSTOM_CODES = frozenset(BY_NAME[op.name].code for op in CU.CUSTOM_OPS)
 
 
-#: An op set's codes (:mod:`jittape.sweeps`) say also which ops are recorded inside custom
-#: rules' regions: ``RULES + code``. The range sweeps that the rules run over their regions
-#: get branches for those ops alone (few, as a rule), which keeps their compile time small.
-RULES = 1 << 16
-
-
-def rule_codes(t, codes):
-    """``codes`` (a tape's opcodes) with ``RULES + code`` for the ops inside its regions."""
-    codes = set(codes)
-    if codes & CUSTOM_CODES:
-        codes |= {RULES + c for c in set(t.op[in_regions(t)].tolist())}
-    return codes
-
-
-def sweep_ops(codes):
-    """``(ops, ops inside regions or None)`` of an op set's codes (see :data:`RULES`), the
-    arguments of :func:`jittape.codegen.sweep_source`."""
-    ops = [OPS[c] for c in sorted(codes) if c < RULES]
-    inner = [OPS[c - RULES] for c in sorted(codes) if c >= RULES]
-    return ops, (inner if any(op.code in CUSTOM_CODES for op in ops) else None)
-
-
-def code_name(c):
-    """An op set's code as a name: the op's, ``rule:name`` for one inside regions."""
-    return OPS[c].name if c < RULES else "rule:" + OPS[c - RULES].name
-
-
-def code_of(name):
-    """The code of :func:`code_name`'s ``name``, or None for no op."""
-    op = BY_NAME.get(name[5:] if name.startswith("rule:") else name)
-    return None if op is None else op.code + (RULES if name.startswith("rule:") else 0)
+def swept(op):
+    """Whether ``op`` has a branch in some compiled sweep. Leaves, region markers, calls
+    (whose rules are Python, run between the sweeps: :mod:`jittape.regions`) and structured
+    ops without kernels (a custom rule's slot) have none, and are left out of the op sets
+    that key the sweeps' modules: a tape with a custom rule shares its sweeps with the same
+    ops without it."""
+    if op.kind in (LEAF, REGION, CALL):
+        return False
+    return op.elementwise or any(k is not None for k in (op.forward, op.tangent, op.reverse))
 
 
 def call_arguments(t, i):

@@ -68,16 +68,16 @@ Regions and calls (custom derivative rules, :mod:`jittape.custom`). A *region* i
 records that the ordinary sweeps do not visit: a user's derivative rule (the ``bwd`` of a
 ``custom_vjp``, the ``jvp`` of a ``custom_jvp``) recorded as ordinary records between a
 marker of kind ``region`` (its ``k``: the record that owns the region) and that owner, a
-record of kind ``call``. The forward and tangent sweeps jump from the marker to the owner.
-A ``call`` entry's kernels take the tape columns, so that they can run the forward and
-tangent sweeps over their region (``forward_range``, ``tangent_range``: generated beside the
-sweeps, only for op sets holding a region):
+record of kind ``call``. Neither has a branch in the compiled sweeps: :mod:`jittape.regions`
+runs the sweeps over the ranges between call records, and a ``call`` entry's rules are
+plain Python functions that it runs at the call, given the :class:`jittape.regions.Run` of
+the tape (which runs the sweeps over a region, nested calls included) and the buffers:
 
-* ``forward(t_op, t_a, t_b, t_k, t_c, off, pool, val, i)``, ``tangent(..., val, dot, i)``;
-* ``reverse(..., val, adj, c, at)`` and ``second`` ``(..., val, dot, adj, adjdot, c, at)``
-  at the call ``c`` (``at == c``) and, when the sweep goes on into the region, at its marker
-  (``at`` the marker): they return the record after which the sweep goes on downwards
-  (the marker: skip the region; ``c``: enter it).
+* ``forward(run, c, val)``, ``tangent(run, c, val, dot)``: the forward and tangent sweeps
+  stop at the region's marker, run the rule at ``c`` and go on after ``c``;
+* ``reverse(run, c, val, adj)`` and ``second(run, c, val, dot, adj, adjdot)`` (returns -1,
+  or the id of a record with no second-order rule): the backward sweeps stop above ``c``,
+  run the rule (which sweeps the region as it needs) and go on below the marker.
 
 The record's ``b`` is its region's marker, ``k`` the offset of its operand list in the pool
 (laid out as an n-ary record's, so that :func:`jittape.ops.operands` lists them).
@@ -180,6 +180,10 @@ class Op:
     label : callable or None
         ``label(t, i)``: what record ``i`` of tape arrays ``t`` stands for (the user function
         of a custom rule), for messages and printouts.
+    no_second : str or None
+        Why second order (``hvp``, ``hessian``) refuses a tape holding this op, and what to
+        do (``{name}`` as in ``no_forward``); None: the generic message of an op without a
+        second-order rule.
     """
 
     name: str
@@ -206,6 +210,7 @@ class Op:
     second_pattern: object = None
     no_forward: str = None
     label: object = None
+    no_second: str = None
 
     @property
     def arity(self):
@@ -270,12 +275,13 @@ def region(name, doc, check=None, spec=None):
 
 
 def call(name, doc, forward, tangent, reverse, second, check, spec=None, no_forward=None,
-         label=None):
-    """A record owning a region (kind ``call``): kernels taking the tape columns (see the
-    module docstring); its operands are listed in the pool as an n-ary record's."""
+         label=None, no_second=None):
+    """A record owning a region (kind ``call``): Python rules run between the compiled
+    sweeps (see the module docstring); its operands are listed in the pool as an n-ary
+    record's."""
     return Op(name, CALL, (), doc, forward=forward, tangent=tangent, reverse=reverse,
               second=second, check=check, spec=spec or Spec(), _arity=-1,
-              no_forward=no_forward, label=label)
+              no_forward=no_forward, label=label, no_second=no_second)
 
 
 def pool_at(t, k, count):

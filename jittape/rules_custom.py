@@ -13,8 +13,9 @@ calls is explained once in :mod:`jittape.optable`). ``y = f(x_1, ..., x_n)`` wit
 
 and ``g = custom_jvp(g); g.defjvp(jvp)`` the same with tangent slots ``xdot_q`` (x_q's
 shapes) and ``ydot = jvp((s_q), (xdot_q))[1]`` in the region, then
-``y = custom_jvp(y0, x_q, xdot_q, ydot, r)``. The ordinary sweeps never visit a region;
-the rules below run the forward (and tangent) sweep over it, with the slots set:
+``y = custom_jvp(y0, x_q, xdot_q, ydot, r)``. The compiled sweeps never visit a region; the
+call records' rules below, Python functions that :mod:`jittape.regions` runs between the
+compiled sweeps, run those sweeps over it with the slots set:
 
 * custom_vjp: value ``y = y0``; reverse ``ybar = adj[y]``, forward over the region,
   ``adj[x_q] += xbar_q``; its tangent ``ydot = y0dot`` (fwd's own, through the identity
@@ -24,8 +25,7 @@ the rules below run the forward (and tangent) sweep over it, with the slots set:
   (forward over reverse, ``bwd`` differentiated through the residuals' tangents).
 * custom_jvp: tangent ``xdot_q = dot[x_q]``, forward over the region, ``dot[y] = ydot``;
   reverse, the transpose of that linear map: ``xdot_q = 0``, forward over the region, the
-  region's adjoints zeroed, ``adj[ydot] += adj[y]``, and the reverse sweep goes on through
-  the region (it needs no recursion: the sweep itself walks it) down to the marker, where
+  region's adjoints zeroed, ``adj[ydot] += adj[y]``, the reverse sweep over the region,
   ``adj[x_q] += adj[xdot_q]``. The contributions the region's records send outside it (to
   the primals) are exactly zero when ``ydot`` is linear in the tangents, which a jvp rule
   must be. Second order likewise, with the region's tangents from ``xdot_q``'s (zero) and
@@ -41,7 +41,7 @@ import numpy as np
 from .optable import Spec, call, pool_at, region, structured
 
 
-# --- custom_arg and custom_slot: structured ops ------------------------------------------
+# --- custom_arg and custom_slot: structured ops (the slot has no kernel: no branch) --------
 def custom_arg_forward(val, o, n, ia, ib, k, c, pool, off):
     for j in range(n):  # z = x
         val[o + j] = val[ia + j]
@@ -51,149 +51,112 @@ def custom_arg_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
     custom_arg_forward(dot, o, n, ia, ib, k, c, pool, off)  # zdot = xdot
 
 
-def custom_slot_forward(val, o, n, ia, ib, k, c, pool, off):
-    pass  # the value is set by the rule of the region's owner before the region runs
-
-
 def identity_pattern(n, sizes, k, pool, consts):
     at = np.arange(n)
     return [(at, at)]
 
 
-# --- helpers of the call kernels (copied into the generated sweeps) ------------------------
-def custom_copy(dst, d, src, s, n):
-    for j in range(n):
-        dst[d + j] = src[s + j]
+# --- the call records' rules: Python, run between the compiled sweeps (jittape.regions) ---
+def _span(t, i):
+    return slice(int(t.off[i]), int(t.off[i + 1]))
 
 
-def custom_add(dst, d, src, s, n):
-    for j in range(n):
-        dst[d + j] += src[s + j]
+def _layout(t, c):
+    """Call record ``c``'s marker, argument count and slices (see the pool layout above):
+    ``(r, n, y, [y0, x_1..x_n, slots..., results...], region)``."""
+    k = int(t.k[c])
+    r, n = int(t.b[c]), int(t.pool[k + 1])
+    parts = [_span(t, int(p)) for p in t.pool[k + 2:k + 2 + 2 * int(t.pool[k]):2]]
+    return r, n, _span(t, c), parts, slice(int(t.off[r]), int(t.off[c]))
 
 
-def custom_fill(buf, lo, hi, v):
-    for j in range(lo, hi):
-        buf[j] = v
+def custom_forward(run, c, val):
+    _, _, y, parts, _ = run.layout(c, _layout)
+    val[y] = val[parts[0]]  # y = y0
 
 
-def custom_zero_at(buf, lo, hi):
-    for j in range(lo, hi):
-        if buf[j] != 0.0:
-            return False
-    return True
+def custom_vjp_tangent(run, c, val, dot):
+    _, _, y, parts, _ = run.layout(c, _layout)
+    dot[y] = dot[parts[0]]  # ydot = y0dot (fwd's own)
 
 
-def custom_part(pool, k, q):
-    return pool[k + 2 + 2 * q]
+def custom_vjp_reverse(run, c, val, adj):
+    r, n, y, parts, _ = run.layout(c, _layout)
+    ybar = adj[y]
+    if not ybar.any():  # bwd is linear in ybar: zero gives zero
+        return
+    val[parts[n + 1]] = ybar
+    run.forward(val, r + 1, c)
+    for q in range(n):  # xbar_q += bwd's
+        adj[parts[1 + q]] += val[parts[n + 2 + q]]
 
 
-# --- the call records' kernels -------------------------------------------------------------
-def custom_forward(t_op, t_a, t_b, t_k, t_c, off, pool, val, i):
-    o = off[i]
-    custom_copy(val, o, val, off[t_a[i]], off[i + 1] - o)  # y = y0
-
-
-def custom_vjp_tangent(t_op, t_a, t_b, t_k, t_c, off, pool, val, dot, i):
-    o = off[i]
-    custom_copy(dot, o, dot, off[t_a[i]], off[i + 1] - o)  # ydot = y0dot (fwd's own)
-
-
-def custom_vjp_reverse(t_op, t_a, t_b, t_k, t_c, off, pool, val, adj, c, at):
-    r, k, o, m = t_b[c], t_k[c], off[c], off[c + 1]
-    if at != c or custom_zero_at(adj, o, m):  # bwd is linear in ybar: zero gives zero
-        return r
-    n = pool[k + 1]
-    custom_copy(val, off[custom_part(pool, k, n + 1)], adj, o, m - o)  # ybar = adj[y]
-    forward_range(t_op, t_a, t_b, t_k, t_c, off, pool, val,  # noqa: F821
-                  np.int64(r + 1), np.int64(c))
+def custom_vjp_hvp(run, c, val, dot, adj, adjdot):
+    r, n, y, parts, _ = run.layout(c, _layout)
+    if not (adj[y].any() or adjdot[y].any()):
+        return -1
+    val[parts[n + 1]], dot[parts[n + 1]] = adj[y], adjdot[y]
+    run.forward(val, r + 1, c)
+    run.tangent(val, dot, r + 1, c)
     for q in range(n):
-        x, xb = custom_part(pool, k, 1 + q), custom_part(pool, k, n + 2 + q)
-        custom_add(adj, off[x], val, off[xb], off[x + 1] - off[x])  # xbar_q += bwd's
-    return r  # the region is done: the sweep goes on below its marker
+        x, xb = parts[1 + q], parts[n + 2 + q]
+        adj[x] += val[xb]
+        adjdot[x] += dot[xb]
+    return -1
 
 
-def custom_vjp_hvp(t_op, t_a, t_b, t_k, t_c, off, pool, val, dot, adj, adjdot, c, at):
-    r, k, o, m = t_b[c], t_k[c], off[c], off[c + 1]
-    if at != c or (custom_zero_at(adj, o, m) and custom_zero_at(adjdot, o, m)):
-        return r
-    n = pool[k + 1]
-    slot = off[custom_part(pool, k, n + 1)]
-    custom_copy(val, slot, adj, o, m - o)
-    custom_copy(dot, slot, adjdot, o, m - o)
-    forward_range(t_op, t_a, t_b, t_k, t_c, off, pool, val,  # noqa: F821
-                  np.int64(r + 1), np.int64(c))
-    tangent_range(t_op, t_a, t_b, t_k, t_c, off, pool, val, dot,  # noqa: F821
-                  np.int64(r + 1), np.int64(c))
-    for q in range(n):
-        x, xb = custom_part(pool, k, 1 + q), custom_part(pool, k, n + 2 + q)
-        size = off[x + 1] - off[x]
-        custom_add(adj, off[x], val, off[xb], size)
-        custom_add(adjdot, off[x], dot, off[xb], size)
-    return r
-
-
-def custom_jvp_tangent(t_op, t_a, t_b, t_k, t_c, off, pool, val, dot, i):
-    r, k, o = t_b[i], t_k[i], off[i]
-    n = pool[k + 1]
+def custom_jvp_tangent(run, c, val, dot):
+    r, n, y, parts, _ = run.layout(c, _layout)
     for q in range(n):  # xdot_q = dot[x_q]
-        x = custom_part(pool, k, 1 + q)
-        custom_copy(val, off[custom_part(pool, k, n + 1 + q)], dot, off[x], off[x + 1] - off[x])
-    forward_range(t_op, t_a, t_b, t_k, t_c, off, pool, val,  # noqa: F821
-                  np.int64(r + 1), np.int64(i))
-    custom_copy(dot, o, val, off[custom_part(pool, k, 2 * n + 1)], off[i + 1] - o)
+        val[parts[n + 1 + q]] = dot[parts[1 + q]]
+    run.forward(val, r + 1, c)
+    dot[y] = val[parts[2 * n + 1]]
 
 
-def custom_jvp_prologue(t_op, t_a, t_b, t_k, t_c, off, pool, val, c):
-    """The region at zero tangents (the linear map's coefficients)."""
-    r, k = t_b[c], t_k[c]
-    n = pool[k + 1]
+def _jvp_at_zero(run, c, val, dot=None):
+    """The region at zero tangents (the linear map's coefficients); ``dot``: with the
+    region's own tangents (those of the fixed zeros are zero)."""
+    layout = r, n, _, parts, _ = run.layout(c, _layout)
     for q in range(n):
-        xd = custom_part(pool, k, n + 1 + q)
-        custom_fill(val, off[xd], off[xd + 1], 0.0)
-    forward_range(t_op, t_a, t_b, t_k, t_c, off, pool, val,  # noqa: F821
-                  np.int64(r + 1), np.int64(c))
+        val[parts[n + 1 + q]] = 0.0
+        if dot is not None:
+            dot[parts[n + 1 + q]] = 0.0
+    run.forward(val, r + 1, c)
+    if dot is not None:
+        run.tangent(val, dot, r + 1, c)
+    return layout
 
 
-def custom_jvp_reverse(t_op, t_a, t_b, t_k, t_c, off, pool, val, adj, c, at):
-    r, k, o, m = t_b[c], t_k[c], off[c], off[c + 1]
-    n = pool[k + 1]
-    if at != c:  # at the marker: the region's reverse sweep is done
-        for q in range(n):
-            x, xd = custom_part(pool, k, 1 + q), custom_part(pool, k, n + 1 + q)
-            custom_add(adj, off[x], adj, off[xd], off[x + 1] - off[x])
-        return at
-    if custom_zero_at(adj, o, m):
-        return r
-    custom_jvp_prologue(t_op, t_a, t_b, t_k, t_c, off, pool, val, c)
-    custom_fill(adj, off[r], o, 0.0)
-    custom_add(adj, off[custom_part(pool, k, 2 * n + 1)], adj, o, m - o)  # ydot's adjoint
-    return c  # the sweep goes on into the region
+def custom_jvp_reverse(run, c, val, adj):
+    _, _, y, _, _ = run.layout(c, _layout)
+    if not adj[y].any():
+        return
+    r, n, y, parts, region = _jvp_at_zero(run, c, val)
+    adj[region] = 0.0
+    adj[parts[2 * n + 1]] += adj[y]  # ydot's adjoint
+    run.reverse(val, adj, r + 1, c)  # the transpose of the recorded jvp
+    for q in range(n):
+        adj[parts[1 + q]] += adj[parts[n + 1 + q]]
 
 
-def custom_jvp_hvp(t_op, t_a, t_b, t_k, t_c, off, pool, val, dot, adj, adjdot, c, at):
-    r, k, o, m = t_b[c], t_k[c], off[c], off[c + 1]
-    n = pool[k + 1]
-    if at != c:
-        for q in range(n):
-            x, xd = custom_part(pool, k, 1 + q), custom_part(pool, k, n + 1 + q)
-            size = off[x + 1] - off[x]
-            custom_add(adj, off[x], adj, off[xd], size)
-            custom_add(adjdot, off[x], adjdot, off[xd], size)
-        return at
-    if custom_zero_at(adj, o, m) and custom_zero_at(adjdot, o, m):
-        return r
-    custom_jvp_prologue(t_op, t_a, t_b, t_k, t_c, off, pool, val, c)
-    for q in range(n):  # the tangents are fixed at zero: their own tangents are zero
-        xd = custom_part(pool, k, n + 1 + q)
-        custom_fill(dot, off[xd], off[xd + 1], 0.0)
-    tangent_range(t_op, t_a, t_b, t_k, t_c, off, pool, val, dot,  # noqa: F821
-                  np.int64(r + 1), np.int64(c))
-    custom_fill(adj, off[r], o, 0.0)
-    custom_fill(adjdot, off[r], o, 0.0)
-    yd = off[custom_part(pool, k, 2 * n + 1)]
-    custom_add(adj, yd, adj, o, m - o)
-    custom_add(adjdot, yd, adjdot, o, m - o)
-    return c
+def custom_jvp_hvp(run, c, val, dot, adj, adjdot):
+    _, _, y, _, _ = run.layout(c, _layout)
+    if not (adj[y].any() or adjdot[y].any()):
+        return -1
+    r, n, y, parts, region = _jvp_at_zero(run, c, val, dot)
+    adj[region] = 0.0
+    adjdot[region] = 0.0
+    yd = parts[2 * n + 1]
+    adj[yd] += adj[y]
+    adjdot[yd] += adjdot[y]
+    bad = run.hvp(val, dot, adj, adjdot, r + 1, c)
+    if bad >= 0:
+        return bad
+    for q in range(n):
+        x, xd = parts[1 + q], parts[n + 1 + q]
+        adj[x] += adj[xd]
+        adjdot[x] += adjdot[xd]
+    return -1
 
 
 # --- layout, names, checks of loaded tapes (plain Python) ----------------------------------
@@ -330,11 +293,11 @@ CUSTOM_OPS = [
                custom_arg_forward, custom_arg_tangent, None, check=custom_arg_check,
                second="linear", pattern=identity_pattern,
                spec=Spec(shapes=(((4,),),), fn=spec_nested)),
-    region("custom_begin", "marks a custom rule's region (its bwd or jvp, recorded); the "
-           "sweeps jump from here to the rule's record (k), whose rule runs the region",
+    region("custom_begin", "marks a region (a custom rule's bwd or jvp, a checkpointed "
+           "loop's step, recorded); the sweeps skip it up to its owner (k), whose rule runs it",
            check=custom_begin_check, spec=Spec(shapes=_PAIRS, fn=spec_jvp)),
     structured("custom_slot", [], "the cotangent (custom_vjp) or a tangent (custom_jvp) of "
-               "a region, set by its rule before it runs the region", custom_slot_forward,
+               "a region, set by its rule before it runs the region", None,
                arity=0, check=custom_slot_check, spec=Spec(shapes=(((3,),),), fn=spec_nested)),
     call("custom_vjp", "y = fwd(x)[0]; xbar += bwd(residuals, ybar), bwd recorded and run "
          "by the forward sweep over the region (jittape.custom_vjp)", custom_forward,

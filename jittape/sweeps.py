@@ -17,7 +17,7 @@ module per op set, superset reuse, and ``warmup`` for users who want no compile 
 
 from . import jitcache, tiers
 from .codegen import sweep_source
-from .ops import OPS, RULES, code_name, code_of, rule_codes, sweep_ops
+from .ops import BY_NAME, OPS, swept
 
 #: The callables of a Sweeps object: the forward, reverse and tangent sweeps and the tangent
 #: of the reverse sweep (Hessian-vector products).
@@ -39,8 +39,7 @@ class Sweeps:
 
     def __init__(self, codes):
         self.codes = frozenset(codes)
-        self.names = [code_name(c) for c in sorted(self.codes)
-                      if c >= RULES or OPS[c].kind != "leaf"]
+        self.names = [OPS[c].name for c in sorted(self.codes) if OPS[c].kind != "leaf"]
         self._jobs = {}  # sweep name -> its background compile (jittape.tiers)
         for what in FUNCTIONS:
             setattr(self, what, self._first_call(what))
@@ -48,8 +47,7 @@ class Sweeps:
     def _first_call(self, what):
         def compiled(*args):
             codes, module = _module_for(self.codes, what)
-            names = [code_name(c) for c in sorted(codes) if c >= RULES or
-                     OPS[c].kind != "leaf"]
+            names = [OPS[c].name for c in sorted(codes) if OPS[c].kind != "leaf"]
             ops = ", ".join(names) if len(names) <= 8 else \
                 f"{len(names)} ops ({', '.join(names[:6])}, ...)"
             where = " in the background" if tiers.on_compile_thread() else ""
@@ -80,22 +78,24 @@ def _ready_in_process(codes, what):
 
 
 def _with_leaves(codes):
-    return frozenset(codes) | {op.code for op in OPS if op.kind == "leaf"}
+    """The op set that keys a sweeps module: ``codes`` less the ops without branches
+    (:func:`jittape.ops.swept`), plus the leaves."""
+    return frozenset(c for c in codes if swept(OPS[c])) | \
+        {op.code for op in OPS if op.kind == "leaf"}
 
 
 def _module(codes):
     m = _MODULES.get(codes)
     if m is None:
-        ops, inner = sweep_ops(codes)
+        ops = [OPS[c] for c in codes]
         m = _MODULES[codes] = jitcache.load(
-            "jittape_sweeps", lambda cache: sweep_source(ops, cache=cache, inner=inner))
+            "jittape_sweeps", lambda cache: sweep_source(ops, cache=cache))
     return m
 
 
 def _compiled_on_disk(codes, what):
-    ops, inner = sweep_ops(codes)
     path = jitcache.cache_dir() / \
-        f"jittape_sweeps_{jitcache.digest(sweep_source(ops, inner=inner))}.py"
+        f"jittape_sweeps_{jitcache.digest(sweep_source([OPS[c] for c in codes]))}.py"
     return path.with_name(f"{path.stem}.{what}.ok").exists()
 
 
@@ -119,14 +119,14 @@ def _disk_sets():
         return []
     sets = []
     for line in text.splitlines():
-        codes = [code_of(n) for n in line.split(",")]
+        codes = [BY_NAME[n].code if n in BY_NAME else None for n in line.split(",")]
         if codes and None not in codes:
             sets.append(frozenset(codes))
     return sets
 
 
 def _remember(codes):
-    line = ",".join(code_name(c) for c in sorted(codes))
+    line = ",".join(OPS[c].name for c in sorted(codes))
     path = jitcache.cache_dir() / _INDEX
     try:
         if path.exists() and line in path.read_text().splitlines():
@@ -157,34 +157,32 @@ def for_tape(t):
             key = t.op.tobytes()
             s = _BY_OPCODES.get(key)
             if s is None:
-                s = _BY_OPCODES[key] = for_codes(rule_codes(t, t.op.tolist()))
+                s = _BY_OPCODES[key] = for_codes(t.op.tolist())
                 if len(_BY_OPCODES) > 4096:
                     _BY_OPCODES.clear()
         else:  # the opcodes present: a count per opcode, no sort of the whole column
             import numpy as np
-            s = for_codes(rule_codes(t, np.flatnonzero(np.bincount(t.op)).tolist()))
+            s = for_codes(np.flatnonzero(np.bincount(t.op)).tolist())
         t.sweeps = s
     return s
 
 
 def warmup(codes=None, hvp=True):
     """Compile (or load from the cache) the sweeps for ``codes`` (default: every op of the
-    table but those of custom rules, whose op sets compile on first use), so that later
-    tapes whose ops it contains compile nothing; ``hvp``: the second-order sweep too.
-    Returns the :class:`Sweeps`. ``python -m jittape warmup`` calls this."""
+    table), so that later tapes whose ops it contains compile nothing; ``hvp``: the
+    second-order sweep too. Returns the :class:`Sweeps`. ``python -m jittape warmup`` calls
+    this."""
     import numpy as np
-    from .ops import CUSTOM_CODES
-    codes = _with_leaves(codes if codes is not None else
-                         [op.code for op in OPS if op.code not in CUSTOM_CODES])
+    codes = _with_leaves(codes if codes is not None else [op.code for op in OPS])
     s = Sweeps(codes)
     _LOADED.setdefault(codes, s)
     empty = (np.zeros(1, np.int32), np.full(1, -1, np.int32), np.full(1, -1, np.int32),
              np.zeros(1, np.int32), np.zeros(1), np.array([0, 1], np.int64),
              np.zeros(0, np.int64))  # one INPUT record: every sweep runs and does nothing
     with tiers.foreground():
-        s.forward_sweep(*empty, np.zeros(1))
-        s.reverse_sweep(*empty, np.zeros(1), np.zeros(1), 0)
-        s.tangent_sweep(*empty, np.zeros(1), np.zeros(1))
+        s.forward_sweep(*empty, np.zeros(1), 0, 1)
+        s.reverse_sweep(*empty, np.zeros(1), np.zeros(1), 0, 1)
+        s.tangent_sweep(*empty, np.zeros(1), np.zeros(1), 0, 1)
         if hvp:
-            s.hvp_sweep(*empty, np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1), 0)
+            s.hvp_sweep(*empty, np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1), 0, 1)
     return s

@@ -17,7 +17,7 @@ import scipy.optimize as so
 import jittape
 from jittape import GuardFailure, NotDifferentiableError, TapeFormatError, sweeps, tiers
 from jittape.codegen import sweep_source
-from jittape.ops import BY_NAME, CUSTOM_CODES, OPS, RULES, rule_codes
+from jittape.ops import BY_NAME, CUSTOM_CODES, OPS
 
 import test_ops
 from test_ops import S, _objective, _point
@@ -155,14 +155,12 @@ def _one_module_of_sweeps():
         tapes.append(jittape.record(_objective(spec, np.random.default_rng(0)), *args,
                                     argnums=tuple(range(len(args)))).arrays)
     for t in tapes:
-        codes |= rule_codes(t, t.op.tolist())  # (RULES + code: an op inside a rule)
+        codes |= set(t.op.tolist())
     for name in ("neg", "abs", "exp", "log", "sqrt", "square", "sin", "cos", "tanh", "log1p",
                  "addc", "mulc", "divc", "rsubc", "rdivc", "powc", "add", "sub", "mul", "div",
                  "maximum", "minimum", "lt", "le", "gt", "ge", "ne", "where", "slice",
                  "gather", "concat", "sum", "matmul", "guard", "const"):
         codes.add(BY_NAME[name].code)
-        if name not in ("guard", "matmul", "sum"):
-            codes.add(RULES + BY_NAME[name].code)
     with tiers.foreground():
         sweeps.warmup(codes)
 
@@ -438,13 +436,21 @@ def test_trace_and_graph_of_a_tape_with_rules():
     assert "custom_vjp softplus(v0)" in str(tape) and tape.to_dot().startswith("digraph")
 
 
-def test_sweeps_of_other_op_sets_are_unchanged():
-    plain = [BY_NAME[n] for n in ("const", "sin", "mul", "sum", "guard")]
-    src = sweep_source(plain)
-    assert "while" not in src and "forward_range" not in src
-    custom = sweep_source(plain + [OPS[c] for c in CUSTOM_CODES])
-    assert "def forward_range" in custom and "def tangent_range" in custom
-    assert {OPS[c].name for c in CUSTOM_CODES} == {  # what warmup() leaves out
+def test_a_rule_adds_one_trivial_op_to_the_sweeps():
+    """Regions and calls have no branch in the compiled sweeps (their rules run between
+    them, jittape.regions), nor has a slot: a tape with a custom rule compiles the sweeps of
+    its other ops and custom_arg (a copy), and shares them with any superset's."""
+    f = lambda x: np.sum(softplus(x))  # noqa: E731
+    def plain(x):  # the same records without the rule: fwd's and bwd's ops inlined
+        y = np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
+        return np.sum(y * 0.5 * (1.0 + np.tanh(0.5 * x)))
+    x = np.array([0.5, -1.0])
+    a, b = jittape.record(f, x).arrays, jittape.record(plain, x).arrays
+    assert sweeps._with_leaves(a.op.tolist()) == sweeps._with_leaves(
+        b.op.tolist()) | {BY_NAME["custom_arg"].code}
+    src = sweep_source([OPS[c] for c in sweeps._with_leaves(a.op.tolist())])
+    assert "custom_vjp" not in src and "custom_slot" not in src
+    assert {OPS[c].name for c in CUSTOM_CODES} == {
         "custom_arg", "custom_begin", "custom_slot", "custom_vjp", "custom_jvp"}
 
 
