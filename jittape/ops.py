@@ -14,6 +14,7 @@ opcode, which tape files store).
 import dataclasses
 
 from . import rules_arrays as A
+from . import rules_checkpoint as CP
 from . import rules_custom as CU
 from . import rules_decomp2 as D2
 from . import rules_elementwise as E
@@ -35,6 +36,7 @@ _ENTRIES = (
     + D2.DECOMP_OPS
     + MF.MATFUNC_OPS
     + CU.CUSTOM_OPS
+    + CP.CHECKPOINT_OPS
 )
 
 OPS = []

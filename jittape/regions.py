@@ -81,19 +81,21 @@ class Run:
             if r >= hi:
                 break
             if p <= c < hi:  # (a call below p is inside a region already handed over)
-                yield r, c
+                yield (r if r >= p else c), c  # (r < p: a region shared with an earlier call)
                 p = c + 1
 
     def _down(self, lo, hi):
-        """The outermost calls in ``lo..hi-1``, last first, with their markers."""
-        p = hi
+        """The outermost calls in ``lo..hi-1``, last first, each with the record below
+        which the sweep goes on: its marker, or the call itself for a call that shares the
+        region of an earlier one (:func:`jittape.checkpoint`)."""
+        p, k = hi, self.t.k
         for j in range(bisect_left(self.ends, hi) - 1, -1, -1):
             r, c = self.starts[j], self.ends[j]
             if c < lo:
                 break
             if c < p:
-                yield r, c
-                p = r
+                p = r if k[r] == c else c
+                yield p, c
 
     def forward(self, val, lo=0, hi=None):
         """Values of records ``lo..hi-1``; -1, or the id of a failed guard."""
@@ -125,11 +127,11 @@ class Run:
     def reverse(self, val, adj, lo, hi):
         """Adjoints for records ``hi-1..lo`` (seeded by the caller)."""
         p = hi
-        for r, c in self._down(lo, hi):
+        for below, c in self._down(lo, hi):
             if p > c + 1:
                 self.sw.reverse_sweep(*self.cols, val, adj, c + 1, p)
             OPS[self.t.op[c]].reverse(self, c, val, adj)
-            p = max(r, lo)
+            p = max(below, lo)
         if p > lo:
             self.sw.reverse_sweep(*self.cols, val, adj, lo, p)
 
@@ -137,7 +139,7 @@ class Run:
         """Adjoints and their tangents for records ``hi-1..lo``; -1, or the id of a record
         without a second-order rule."""
         p = hi
-        for r, c in self._down(lo, hi):
+        for below, c in self._down(lo, hi):
             if p > c + 1:
                 bad = self.sw.hvp_sweep(*self.cols, val, dot, adj, adjdot, c + 1, p)
                 if bad >= 0:
@@ -146,7 +148,7 @@ class Run:
             bad = c if rule is None else rule(self, c, val, dot, adj, adjdot)
             if bad >= 0:
                 return bad
-            p = max(r, lo)
+            p = max(below, lo)
         return self.sw.hvp_sweep(*self.cols, val, dot, adj, adjdot, lo, p) if p > lo else -1
 
 
