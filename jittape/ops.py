@@ -3,8 +3,8 @@
 Each entry (:class:`jittape.optable.Op`) gives an op's name, kind, NumPy mapping, value rule,
 derivative rules and test spec; the entries live in :mod:`jittape.rules_elementwise`,
 :mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg`, :mod:`jittape.rules_linalg2`,
-:mod:`jittape.rules_decomp2`, :mod:`jittape.rules_matfuncs`, :mod:`jittape.rules_signal` and
-:mod:`jittape.rules_special` (the kernels of the ``2`` modules' entries partly in
+:mod:`jittape.rules_decomp2`, :mod:`jittape.rules_matfuncs`, :mod:`jittape.rules_signal`,
+:mod:`jittape.rules_special`, :mod:`jittape.rules_custom` and :mod:`jittape.rules_checkpoint` (the kernels of the ``2`` modules' entries partly in
 :mod:`jittape.rules_linalg` and :mod:`jittape.rules_decomp`). The forward, reverse and
 tangent sweeps, the tape compiler, the ufunc dispatch, ``python -m jittape ops``, the docs
 page and the generic rule tests are generated from this list. Adding an op is adding an entry (append: the position is the
