@@ -39,7 +39,7 @@ SMALL_VALUES = 4096
 SMALL_RECORDS = 2048
 #: Positions of the buffers each sweep writes, in its arguments (restored if tier 0 fails).
 _OUTPUT = {"forward_sweep": (-3,), "reverse_sweep": (-3,), "tangent_sweep": (-3,),
-           "hvp_sweep": (-5, -4)}
+           "hvp_sweep": (-4, -3)}
 _enabled = [None]  # None: as $JITTAPE_BACKGROUND says (read at each first call)
 _executor = []
 _THREAD = "jittape-compile"
