@@ -30,11 +30,11 @@ inside the rules); one ``while`` loop per sweep switching between modes instead 
 5x (LLVM's time grows faster than a function's size); recursion, which Numba's cache cannot
 load (a segfault). Measured for the present design (benchmarks/bench_custom_compile.py,
 results/custom.md), the README example cold, in new processes alternating with and
-without the rule on a loaded 2-core machine: first gradient (forward and reverse sweeps)
-8.0 s against 9.1 s, all four sweeps 19.6 s against 19.7 s (medians of 4); in three other
-runs the ratio with/without was 0.86-1.49 for the first gradient and 0.98-1.36 for all four,
-and the design above, measured alongside in two of them, 1.40-1.44 and 1.45-1.70. A call
-record costs 10-26 us per gradient (its rule in Python between the sweeps).
+without the rule (2-core machine): first gradient (forward and reverse sweeps) 2.9 s against
+2.8 s, all four sweeps 7.0 s against 6.5 s (medians of 3, load 3-4; at load 8: 8.0 s against
+9.1 s and 19.6 s against 19.7 s); the design above, measured alongside, 3.9 s against 2.7 s
+and 10.2 s against 6.3 s (at load 8: 1.40-1.44x and 1.45-1.70x). A call record costs about
+10 us per gradient (26 us at load 8): its rule in Python between the sweeps.
 """
 
 import inspect
