@@ -84,10 +84,10 @@ def measure(label, f, inputs, repeat):
     adj = np.zeros_like(t.val)
     adj[t.off[last]:t.off[last + 1]] = 1.0
     sw = for_tape(t)
-    sw.reverse_sweep(*t.columns, t.val, adj, last)  # warm up
+    sw.reverse_sweep(*t.columns, t.val, adj, 0, last + 1)  # warm up
 
     def rev():
-        sw.reverse_sweep(*t.columns, t.val, adj, last)
+        sw.reverse_sweep(*t.columns, t.val, adj, 0, last + 1)
 
     def fwd():
         f(*inputs)

@@ -71,6 +71,7 @@ def replay_fns(jittape):
     tiers.wait_compiled()
     t = tape.arrays
     cols, val, adj, out = t.columns, t.val.copy(), np.zeros_like(t.val), tape.out_id
+    n = t.n_records
     sw = t.sweeps
     fw, rv = sw.forward_sweep, sw.reverse_sweep
     ctape = jittape.record(rosen, x).compile()
@@ -90,8 +91,8 @@ def replay_fns(jittape):
     assert tc.stats.compilations == 1 and ctape.compiled
 
     def sweeps():
-        fw(*cols, val)
-        rv(*cols, val, adj, out)
+        fw(*cols, val, 0, n)
+        rv(*cols, val, adj, 0, out + 1)
     return {"sweeps": sweeps, "gradient": lambda: tape.gradient(x),
             "taped": lambda: tf.grad(x), "kernel": call,
             "gradient compiled": lambda: ctape.gradient(x),

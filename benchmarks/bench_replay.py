@@ -278,22 +278,22 @@ def measure(key, label, f, x, hand, quick, comp):
     def reverse_only():
         adj = np.zeros(nval)
         adj[o_out] = 1.0
-        sw.reverse_sweep(*cols, buf, adj, out)
+        sw.reverse_sweep(*cols, buf, adj, 0, out + 1)
 
     def sweeps_only():  # what tape.gradient runs, without its Python around the sweeps
         val = t.val.copy()
         val[t.off[in_ids[0]]:t.off[in_ids[0] + 1]] = x
-        sw.forward_sweep(*cols, val)
+        sw.forward_sweep(*cols, val, 0, t.n_records)
         adj = np.zeros(nval)
         adj[o_out] = 1.0
-        sw.reverse_sweep(*cols, val, adj, out)
+        sw.reverse_sweep(*cols, val, adj, 0, out + 1)
 
     fns = {
         "replay": lambda: tape.gradient(x),
         "hand": lambda: hand(x),
         "eager": lambda: grad(x),
         "numba_call": sweeps_only,
-        "forward": lambda: sw.forward_sweep(*cols, buf),
+        "forward": lambda: sw.forward_sweep(*cols, buf, 0, t.n_records),
         "reverse": reverse_only,
         "buffers": lambda: (t.val.copy(), np.zeros(nval), np.zeros(x.size)),
     }

@@ -231,10 +231,10 @@ def jittape_profile(prob, out, settings):
     def reverse_only():
         adj = np.zeros(nval)
         adj[o_out] = 1.0
-        sw.reverse_sweep(*cols, buf, adj, out_id)
+        sw.reverse_sweep(*cols, buf, adj, 0, out_id + 1)
 
     cands = {"record": lambda: jittape.record(prob.f, x0),
-             "forward": lambda: sw.forward_sweep(*cols, buf),
+             "forward": lambda: sw.forward_sweep(*cols, buf, 0, t.n_records),
              "reverse": reverse_only,
              "replay": lambda: tape.gradient(x0)}
     if ctape is not None:

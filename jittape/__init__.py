@@ -6,6 +6,8 @@ new inputs) and the tangent sweep (JVPs, forward-mode Jacobians). See README.md 
 """
 
 from .api import grad, primal, stop_gradient, value_and_grad
+from .checkpoint import checkpoint, checkpoint_loop
+from .custom import custom_jvp, custom_vjp
 from .errors import (ActiveConversionError, GuardFailure, JittapeError, NonScalarOutputError,
                      NotDifferentiableError, TapeFormatError)
 from .optimize import least_squares, minimize
@@ -40,6 +42,7 @@ def __getattr__(name):
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "sparse_jacobian", "hvp", "hessian",
            "sparse_hessian", "set_quiet", "set_background", "wait_compiled",
            "logsumexp", "record", "taped", "minimize", "least_squares", "load",
-           "Tape", "TapedFunction", "ReplayStats", "primal", "stop_gradient",
+           "Tape", "TapedFunction", "ReplayStats", "primal", "stop_gradient", "custom_vjp", "custom_jvp",
+           "checkpoint", "checkpoint_loop",
            "ActiveConversionError", "GuardFailure", "JittapeError", "NonScalarOutputError",
            "NotDifferentiableError", "TapeFormatError"]

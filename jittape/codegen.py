@@ -16,6 +16,25 @@ module's text determines its behaviour, and a hash of it is a sound cache key.
 No generated function calls another sweep: Numba re-optimizes every jitted callee inside
 its caller (measured: a one-call replay calling both sweeps compiles for 3 s more than the
 sweeps themselves), so whole replays are orchestrated from Python (:mod:`jittape.replay`).
+
+Each sweep runs a range of records (``lo..hi-1``; the backward sweeps from ``hi-1`` down
+to ``lo``). Custom rules (:mod:`jittape.custom`) have no branch here: their regions and
+call records (kinds ``region`` and ``call``, :mod:`jittape.optable`) have Python rules that
+:mod:`jittape.regions` runs between ranges of the same compiled sweeps, so an op set with
+custom rules compiles the sweeps of its other ops and of ``custom_arg`` (a copy), and shares
+them with every superset. Designs measured and dropped (2-core Xeon, cold): range functions
+beside the sweeps that the calls' kernels ran (Numba compiles a jitted callee again inside
+every caller: the README's softplus example, all four sweeps, compiled in 27-32 s against
+18-19 s for its ops without the rule, even with the range functions restricted to the ops
+inside the rules); one ``while`` loop per sweep switching between modes instead of calls,
+5x (LLVM's time grows faster than a function's size); recursion, which Numba's cache cannot
+load (a segfault). Measured for the present design (benchmarks/bench_custom_compile.py,
+results/custom.md), the README example cold, in new processes alternating with and
+without the rule (2-core machine): first gradient (forward and reverse sweeps) 2.9 s against
+2.8 s, all four sweeps 7.0 s against 6.5 s (medians of 3, load 3-4; at load 8: 8.0 s against
+9.1 s and 19.6 s against 19.7 s); the design above, measured alongside, 3.9 s against 2.7 s
+and 10.2 s against 6.3 s (at load 8: 1.40-1.44x and 1.45-1.70x). A call record costs about
+10 us per gradient (26 us at load 8): its rule in Python between the sweeps.
 """
 
 import inspect
@@ -26,7 +45,7 @@ import sys
 
 from . import errors, externals, scalar_special, scalarmath, symbolic
 from .ops import OPS
-from .optable import LEAF, UNARY
+from .optable import CALL, LEAF, REGION, UNARY
 
 #: Modules whose top-level functions and float constants rules may call by name: the scalar
 #: helpers (SciPy's C functions ``cs_<name>`` too: :mod:`jittape.externals`) and every
@@ -132,6 +151,8 @@ def rule_roots(ops):
     """Everything the rules of ``ops`` name: expressions and kernels."""
     roots = []
     for op in ops:
+        if op.kind in (REGION, CALL):  # Python rules (jittape.regions), not compiled
+            continue
         roots += [op.value, *op.partials, op.forward, op.tangent, op.reverse]
         roots += [op.second] if callable(op.second) else []
     return [r for r in roots if r is not None]
@@ -319,9 +340,12 @@ def _structured(op, sweep, const):
         f"{name}(val, {buf}, {_ARGS}, ca, cb)"]
 
 
+# --- the branch of an op in a sweep ---------------------------------------------------
 def branch(op, sweep, const):
-    """The body of op's branch in ``sweep`` ("forward", "reverse", "tangent"), or None."""
-    if op.kind == LEAF:
+    """The body of op's branch in ``sweep`` ("forward", "reverse", "tangent", "hvp"), or
+    None. Leaves have none, nor have regions and calls: their rules are Python, run between
+    the sweeps (:mod:`jittape.regions`)."""
+    if op.kind in (LEAF, REGION, CALL):
         return None
     if sweep == "hvp":
         if not op.differentiable:
@@ -341,35 +365,44 @@ def branch(op, sweep, const):
 
 # --- the module ---------------------------------------------------------------------------
 _SWEEPS = {
-    "forward": ("forward_sweep(" + TAPE + ", val)", "for i in range(t_op.shape[0]):",
-                "return -1", "Recompute val from the leaves; -1, or the id of a failed guard."),
-    "reverse": ("reverse_sweep(" + TAPE + ", val, adj, last)",
-                "for i in range(last, -1, -1):", "return",
-                "Accumulate adjoints into adj (seeded by the caller) for records last..0."),
-    "tangent": ("tangent_sweep(" + TAPE + ", val, dot)", "for i in range(t_op.shape[0]):",
+    "forward": ("forward_sweep(" + TAPE + ", val, lo, hi)", "for i in range(lo, hi):",
+                "return -1", "Recompute val for records lo..hi-1; -1, or the id of a failed "
+                "guard."),
+    "reverse": ("reverse_sweep(" + TAPE + ", val, adj, lo, hi)",
+                "for i in range(hi - 1, lo - 1, -1):", "return",
+                "Accumulate adjoints into adj (seeded by the caller) for records hi-1..lo."),
+    "tangent": ("tangent_sweep(" + TAPE + ", val, dot, lo, hi)", "for i in range(lo, hi):",
                 "return",
-                "Propagate tangents into dot (inputs seeded) given the values in val."),
-    "hvp": ("hvp_sweep(" + TAPE + ", val, dot, adj, adjdot, last)",
-            "for i in range(last, -1, -1):", "return -1",
-            "Adjoints and their tangents (forward over reverse) for records last..0, given "
+                "Propagate tangents into dot (inputs seeded) for records lo..hi-1, given the "
+                "values in val."),
+    "hvp": ("hvp_sweep(" + TAPE + ", val, dot, adj, adjdot, lo, hi)",
+            "for i in range(hi - 1, lo - 1, -1):", "return -1",
+            "Adjoints and their tangents (forward over reverse) for records hi-1..lo, given "
             "values and tangents; -1, or the id of a record with no second-order rule."),
 }
 
 
-def _sweep(sweep, ops, const, cache):
-    sig, loop, ret, doc = _SWEEPS[sweep]
-    lines = [JIT.format(cache=cache), f"def {sig}:", f'    """{doc}"""', f"    {loop}",
-             "        opc = t_op[i]", "        o = off[i]", "        n = off[i + 1] - o",
-             "        ia = off[t_a[i]] if t_a[i] >= 0 else 0",
-             "        ib = off[t_b[i]] if t_b[i] >= 0 else 0", "        ci = t_c[i]"]
-    first = True
+_HEAD = ["opc = t_op[i]", "o = off[i]", "n = off[i + 1] - o",
+         "ia = off[t_a[i]] if t_a[i] >= 0 else 0", "ib = off[t_b[i]] if t_b[i] >= 0 else 0",
+         "ci = t_c[i]"]
+
+
+def _branches(sweep, ops, const):
+    lines, first = [], True
     for op in ops:
         body = branch(op, sweep, const)
         if body is None:
             continue
-        lines.append(f"        {'if' if first else 'elif'} opc == {op.code}:  # {op.name}")
-        lines += ["            " + ln for ln in body]
+        lines.append(f"{'if' if first else 'elif'} opc == {op.code}:  # {op.name}")
+        lines += ["    " + ln for ln in body]
         first = False
+    return lines
+
+
+def _sweep(sweep, ops, const, cache):
+    sig, loop, ret, doc = _SWEEPS[sweep]
+    lines = [JIT.format(cache=cache), f"def {sig}:", f'    """{doc}"""', f"    {loop}"]
+    lines += ["        " + ln for ln in _HEAD + _branches(sweep, ops, const)]
     lines.append(f"    {ret}")
     return "\n".join(lines) + "\n"
 

@@ -46,6 +46,8 @@ from .layout import _ELEMENTWISE, Layout
 from .reroll import Rerolling
 
 
+#: Custom rules' regions and calls, and checkpoints: not compiled (read from the table)
+_REGIONS = sorted(op.code for op in OPS if op.kind in ("region", "call"))
 #: Tapes whose kernel would exceed this many statements are not compiled (about 2 ms of
 #: Numba compile time each); the interpreter replays them.
 MAX_STATEMENTS = 1500
@@ -296,6 +298,10 @@ def _check(tape):
     if tape.n_records > MAX_RECORDS:  # generating the kernel alone would take seconds
         raise ValueError(f"the tape has {tape.n_records} records, over "
                          f"jittape.compiler.MAX_RECORDS = {MAX_RECORDS}")
+    if np.isin(tape.arrays.op, _REGIONS).any():
+        raise ValueError("the tape holds a custom derivative rule or a checkpoint (a region "
+                         "and its call record, jittape.regions): it replays through the "
+                         "interpreter")
 
 
 def _rule_functions(ops):

@@ -13,13 +13,12 @@ Teaching and debugging tools, bound as methods of :class:`jittape.Tape`:
   ``python -m jittape ops`` prints), what flows in and what flows out.
 
 The traces do not re-derive anything: each step calls the tape's own compiled sweep
-(:mod:`jittape.sweeps`) with every other record masked as a leaf, so that exactly one branch,
-the one the real sweep runs for that record, does its work, in the real sweep's order, on the
-same buffer. The adjoints a trace ends with are therefore those of
-:meth:`jittape.Tape.gradient` (bit for bit, unless the tape was compiled into a kernel of its
-own by :meth:`jittape.Tape.compile`, whose fused loops may round differently). A step costs a
-sweep over the records below it: a trace is quadratic in the tape's length, fine for the
-small functions it is meant for.
+(:mod:`jittape.sweeps`) over that one record (a custom rule's record with its region,
+:mod:`jittape.regions`), so that exactly the branch the real sweep runs for that record does
+its work, in the real sweep's order, on the same buffer. The adjoints a trace ends with are
+therefore those of :meth:`jittape.Tape.gradient` (bit for bit, unless the tape was compiled
+into a kernel of its own by :meth:`jittape.Tape.compile`, whose fused loops may round
+differently). A step costs one call of the compiled sweep.
 """
 
 import contextlib
@@ -28,9 +27,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .ops import OPS, codes, operands
-from .optable import SELECT
-from .sweeps import for_tape
+from .ops import OPS, call_arguments, in_regions, operands
+from .optable import CALL, SELECT
+from .regions import Run
 from . import tiers
 
 #: Values shown per array (then ``...``).
@@ -71,6 +70,8 @@ def operation(t, i):
     if op.fusion == "slice":
         a, k = int(t.a[i]), int(t.k[i])
         return f"v{a}[{k}]" if i not in t.shapes and size == 1 else f"v{a}[{k}:{k + size}]"
+    if op.kind == CALL:  # a custom rule: the function's name and arguments
+        return f"{op.name} {op.label(t, i)}({', '.join(f'v{j}' for j in call_arguments(t, i))})"
     args = [f"v{j}" for j in operands(t, i)]
     if op.uses_c:
         args.append(f"{t.c[i]:g}")
@@ -129,13 +130,6 @@ def _seed(tape, cotangent):
         raise ValueError(f"cotangent shape {seed.shape} differs from the output shape "
                          f"{tape.out_shape}")
     return seed.ravel()
-
-
-def _masked(t):
-    """The opcode column with every record but the leaves made an INPUT (no branch runs)."""
-    mask = t.op.copy()
-    mask[np.isin(mask, [op.code for op in OPS if op.kind != "leaf"])] = codes.INPUT
-    return mask
 
 
 def _foreground(t):
@@ -226,6 +220,8 @@ def _differentiated(t, i):
     """The distinct operands of record ``i`` that a derivative flows to (not a select's
     condition, nor an argument that must be a constant)."""
     op, ids = OPS[int(t.op[i])], operands(t, i)
+    if op.kind == CALL:
+        ids = call_arguments(t, i)
     if op.elementwise:
         ids = [j for j, p in zip(ids, op.partials) if p != "0.0"]
     return list(dict.fromkeys(ids))
@@ -282,21 +278,20 @@ def trace_gradient(tape, *xs, cotangent=None):
 
 
 def _reverse_steps(t, last, val, adj, scratch):
-    sw, mask, cols = for_tape(t), _masked(t), t.columns[1:]
+    run = Run(t)  # one record at a time: a custom rule's record with its region
+    inner = in_regions(t)  # custom rules' records: their call's step runs them
     steps = []
     with _foreground(t):
         for i in range(last, -1, -1):
             op = OPS[int(t.op[i])]
-            if op.kind == "leaf" or not op.differentiable:
+            if op.kind == "leaf" or not op.differentiable or inner[i]:
                 continue
             o, p = t.off[i], t.off[i + 1]
             ids = _differentiated(t, i)
-            mask[i] = t.op[i]
             scratch[:] = 0.0  # the contributions alone, for the table
             scratch[o:p] = adj[o:p]
-            sw.reverse_sweep(mask, *cols, val, scratch, i)
-            sw.reverse_sweep(mask, *cols, val, adj, i)  # the accumulation itself
-            mask[i] = codes.INPUT
+            run.reverse(val, scratch, i, i + 1)
+            run.reverse(val, adj, i, i + 1)  # the accumulation itself
             if np.any(adj[o:p] != 0.0):
                 steps.append(AdjointStep(i, op.name, operation(t, i), op.rule, _slot(t, adj, i),
                                          tuple((j, _slot(t, scratch, j)) for j in ids)))
@@ -346,10 +341,12 @@ def trace_jvp(tape, *xs, tangents):
     GuardFailure
         The recorded control flow does not hold at ``xs``.
     NotDifferentiableError
-        A record's derivative is undefined at this point (as :meth:`jittape.Tape.jvp`).
+        A record's derivative is undefined at this point (as :meth:`jittape.Tape.jvp`), or
+        the tape holds a custom_vjp (no forward-mode rule).
     """
     from . import jacobians
     t = tape.arrays
+    jacobians.require_forward(t)
     val = _values(tape, xs)
     tan = tape._flat((tangents,) if tape.single else tuple(tangents))
     dot = jacobians.tangent_buffer(tape, tan)
@@ -365,16 +362,15 @@ def trace_jvp(tape, *xs, tangents):
 
 
 def _tangent_steps(t, last, val, dot):
-    sw, mask, cols = for_tape(t), _masked(t), t.columns[1:]
+    run = Run(t)
+    inner = in_regions(t)
     steps = []
     with _foreground(t):
         for i in range(last + 1):
             op = OPS[int(t.op[i])]
-            if op.kind == "leaf" or not op.differentiable:
+            if op.kind == "leaf" or not op.differentiable or inner[i]:
                 continue
-            mask[i] = t.op[i]
-            sw.tangent_sweep(mask[:i + 1], *cols, val, dot)  # records 0..i, all but i leaves
-            mask[i] = codes.INPUT
+            run.tangent(val, dot, i, i + 1)
             ins = tuple((j, _slot(t, dot, j)) for j in _differentiated(t, i))
             out = _slot(t, dot, i)
             if np.any(np.asarray(out) != 0.0) or any(np.any(np.asarray(d) != 0) for _, d in ins):

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from . import jitcache, tiers
+from . import jitcache, regions, tiers
 from .api import like_input
 from .compiler import CACHED_SECONDS, compile_seconds
 from .errors import GuardFailure
@@ -189,12 +189,15 @@ class FastReplay:
             for lo, hi in spans:
                 val[lo:hi] = xin[pos:pos + hi - lo]
                 pos += hi - lo
-        bad = sw.forward_sweep(*cols, val)
+        bad = regions.forward(t, val) if t.calls else sw.forward_sweep(*cols, val, 0, self._n)
         if bad >= 0 or not want_grad:
             return bad, val[o], None
         adj = self._adjoints(everywhere=False)
         adj[o] = 1.0
-        sw.reverse_sweep(*cols, val, adj, self.out_id)
+        if t.calls:
+            regions.reverse(t, val, adj, self.out_id)
+        else:
+            sw.reverse_sweep(*cols, val, adj, 0, self.out_id + 1)
         if len(spans) == 1:  # a copy: the buffer is the next replay's
             return bad, val[o], adj[spans[0][0]:spans[0][1]].copy()
         return bad, val[o], np.concatenate([adj[lo:hi] for lo, hi in spans])
@@ -265,6 +268,8 @@ class FastReplay:
         self._in_shapes = [t.shape(i) for i in t.inputs]
         self._spans = [(int(t.off[i]), int(t.off[i + 1])) for i in t.inputs]
         self._cols = t.columns
+        self._n = t.n_records
+        regions.calls(t)  # t.calls: custom rules' records, run between the sweeps
         self._o_out = int(t.off[self.out_id])
         s = self._in_shapes
         # the shape of the one array argument whose gradient goes back as the kernel's or

@@ -12,7 +12,27 @@ import numpy as np
 
 from .errors import NotDifferentiableError
 from .ops import OPS
-from .sweeps import for_tape
+from . import regions
+
+
+def require_forward(t):
+    """Raise if tape arrays ``t`` hold a record of an op that the public forward mode
+    refuses (``no_forward`` in its entry: a custom_vjp), naming the function it stands for."""
+    codes = [op.code for op in OPS if op.no_forward]
+    hit = np.flatnonzero(np.isin(t.op, codes)) if codes else ()
+    if len(hit):
+        op = OPS[int(t.op[hit[0]])]
+        raise NotDifferentiableError(op.no_forward.format(
+            name=op.label(t, int(hit[0])) if op.label else op.name))
+
+
+def forward_mode(t):
+    """Whether the public forward mode runs on tape arrays ``t`` (see :func:`require_forward`)."""
+    try:
+        require_forward(t)
+    except NotDifferentiableError:
+        return False
+    return True
 
 
 def tangent_buffer(tape, tangents):
@@ -56,10 +76,11 @@ def check_undefined(tape, dot, out):
 
 def jvp(tape, val, tangents):
     """``J(x) v`` for the input tangents ``tangents``, values ``val`` already computed."""
+    require_forward(tape.arrays)
     dot = tangent_buffer(tape, tangents)
     if tape.out_id >= 0:
         t = tape.arrays
-        for_tape(t).tangent_sweep(*t.columns, val, dot)
+        regions.tangent(t, val, dot)
         check_undefined(tape, dot, slice(t.off[tape.out_id], t.off[tape.out_id + 1]))
     return output_of(tape, dot)
 
@@ -70,11 +91,16 @@ def _in_out_sizes(tape):
 
 
 def choose_mode(tape, mode):
-    """``"forward"`` or ``"reverse"``: ``"auto"`` picks forward when inputs are fewer."""
+    """``"forward"`` or ``"reverse"``: ``"auto"`` picks forward when inputs are fewer (and
+    the tape allows it: :func:`require_forward`)."""
     if mode not in ("auto", "forward", "reverse"):
         raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
+    if mode == "forward":
+        require_forward(tape.arrays)
     if mode != "auto":
         return mode
+    if not forward_mode(tape.arrays):
+        return "reverse"
     n, m = _in_out_sizes(tape)
     return "forward" if n < m else "reverse"
 
@@ -87,7 +113,6 @@ def jacobian_matrix(tape, val, mode="auto"):
     jac = np.zeros((m, n))
     if tape.out_id < 0:
         return jac
-    sw = for_tape(t)
     spans = [(int(t.off[i]), int(t.off[i + 1])) for i in t.inputs]
     out = slice(int(t.off[tape.out_id]), int(t.off[tape.out_id + 1]))
     if choose_mode(tape, mode) == "forward":
@@ -96,7 +121,7 @@ def jacobian_matrix(tape, val, mode="auto"):
             for e in range(lo, hi):
                 dot = np.zeros_like(val)
                 dot[e] = 1.0
-                sw.tangent_sweep(*t.columns, val, dot)
+                regions.tangent(t, val, dot)
                 check_undefined(tape, dot, out)
                 jac[:, col] = dot[out]
                 col += 1
@@ -104,7 +129,7 @@ def jacobian_matrix(tape, val, mode="auto"):
     for r in range(m):
         adj = np.zeros_like(val)
         adj[out.start + r] = 1.0
-        sw.reverse_sweep(*t.columns, val, adj, tape.out_id)
+        regions.reverse(t, val, adj, tape.out_id)
         jac[r] = np.concatenate([adj[lo:hi] for lo, hi in spans])
     return jac
 
@@ -114,13 +139,16 @@ def sparse_jacobian_matrix(tape, val, pattern, colors):
     ``pattern`` (:func:`jittape.sparsity.jacobian_sparsity`), from one tangent sweep per
     color of ``colors`` (:func:`jittape.coloring.color_columns`): the seed of a color is the
     sum of its columns' unit vectors, and entry ``(i, j)`` is row ``i`` of the sweep of
-    ``j``'s color (Curtis, Powell & Reid 1974). Values ``val`` already computed."""
+    ``j``'s color (Curtis, Powell & Reid 1974). Values ``val`` already computed. A tape that
+    the forward mode refuses (a custom_vjp) takes the transposed way: one reverse sweep per
+    color of the rows (:func:`_sparse_by_rows`)."""
     import scipy.sparse as sp
     t = tape.arrays
     n, m = _in_out_sizes(tape)
     if tape.out_id < 0 or pattern.nnz == 0:
         return sp.csr_array((m, n), dtype=np.float64)
-    sw = for_tape(t)
+    if not forward_mode(t):
+        return _sparse_by_rows(tape, val, pattern)
     at = np.concatenate([np.arange(t.off[i], t.off[i + 1]) for i in t.inputs])
     out = slice(int(t.off[tape.out_id]), int(t.off[tape.out_id + 1]))
     ncolors = int(colors.max()) + 1
@@ -129,8 +157,35 @@ def sparse_jacobian_matrix(tape, val, pattern, colors):
     for c in range(ncolors):
         dot.fill(0.0)
         dot[at[colors == c]] = 1.0
-        sw.tangent_sweep(*t.columns, val, dot)
+        regions.tangent(t, val, dot)
         compressed[:, c] = dot[out]
     rows = np.repeat(np.arange(m), np.diff(pattern.indptr))
     data = compressed[rows, colors[pattern.indices]]
+    return sp.csr_array((data, pattern.indices.copy(), pattern.indptr.copy()), shape=(m, n))
+
+
+def _sparse_by_rows(tape, val, pattern):
+    """:func:`sparse_jacobian_matrix` by reverse sweeps: the rows colored so that rows of one
+    color share no column (a column coloring of the transposed pattern), each color's seed
+    the sum of its rows' unit vectors, entry ``(i, j)`` the adjoint of input element ``j``
+    in the sweep of ``i``'s color."""
+    import scipy.sparse as sp
+    from .coloring import color_columns
+    t = tape.arrays
+    n, m = _in_out_sizes(tape)
+    colors = getattr(tape, "_jac_row_colors", None)
+    if colors is None:
+        colors = tape._jac_row_colors = color_columns(sp.csr_array(pattern.T))
+    at = np.concatenate([np.arange(t.off[i], t.off[i + 1]) for i in t.inputs])
+    o = int(t.off[tape.out_id])
+    ncolors = int(colors.max()) + 1
+    compressed = np.empty((ncolors, n))
+    adj = np.empty_like(val)
+    for c in range(ncolors):
+        adj.fill(0.0)
+        adj[o + np.flatnonzero(colors == c)] = 1.0
+        regions.reverse(t, val, adj, tape.out_id)
+        compressed[c] = adj[at]
+    rows = np.repeat(np.arange(m), np.diff(pattern.indptr))
+    data = compressed[colors[rows], pattern.indices]
     return sp.csr_array((data, pattern.indices.copy(), pattern.indptr.copy()), shape=(m, n))

@@ -3,8 +3,8 @@
 Each entry (:class:`jittape.optable.Op`) gives an op's name, kind, NumPy mapping, value rule,
 derivative rules and test spec; the entries live in :mod:`jittape.rules_elementwise`,
 :mod:`jittape.rules_arrays`, :mod:`jittape.rules_linalg`, :mod:`jittape.rules_linalg2`,
-:mod:`jittape.rules_decomp2`, :mod:`jittape.rules_matfuncs`, :mod:`jittape.rules_signal` and
-:mod:`jittape.rules_special` (the kernels of the ``2`` modules' entries partly in
+:mod:`jittape.rules_decomp2`, :mod:`jittape.rules_matfuncs`, :mod:`jittape.rules_signal`,
+:mod:`jittape.rules_special`, :mod:`jittape.rules_custom` and :mod:`jittape.rules_checkpoint` (the kernels of the ``2`` modules' entries partly in
 :mod:`jittape.rules_linalg` and :mod:`jittape.rules_decomp`). The forward, reverse and
 tangent sweeps, the tape compiler, the ufunc dispatch, ``python -m jittape ops``, the docs
 page and the generic rule tests are generated from this list. Adding an op is adding an entry (append: the position is the
@@ -14,6 +14,8 @@ opcode, which tape files store).
 import dataclasses
 
 from . import rules_arrays as A
+from . import rules_checkpoint as CP
+from . import rules_custom as CU
 from . import rules_decomp2 as D2
 from . import rules_elementwise as E
 from . import rules_linalg as L
@@ -21,7 +23,7 @@ from . import rules_linalg2 as L2
 from . import rules_matfuncs as MF
 from . import rules_signal as SIG
 from . import rules_special as SP
-from .optable import COMPARE, LEAF, UNARY, BINARY, TERNARY, Codes, leaf
+from .optable import CALL, COMPARE, LEAF, REGION, UNARY, BINARY, TERNARY, Codes, leaf
 
 _ENTRIES = (
     [leaf("input", "leaf: the adjoint accumulated here is the gradient"),
@@ -34,6 +36,8 @@ _ENTRIES = (
     + D2.DECOMP_OPS
     + MF.MATFUNC_OPS
     + A.VIEW_OPS
+    + CU.CUSTOM_OPS
+    + CP.CHECKPOINT_OPS
 )
 
 OPS = []
@@ -76,7 +80,7 @@ def operands(t, i):
     ``a`` (and ``b``), a select's or ternary op's third operand (its id in ``k``), or an
     n-ary record's parts (``(record, width)`` pairs in the pool after ``nparts, outer``)."""
     op = OPS[int(t.op[i])]
-    if op.kind == LEAF:
+    if op.kind == LEAF or op.arity == 0:
         return []
     if op.arity < 0:
         p = int(t.k[i])
@@ -87,6 +91,40 @@ def operands(t, i):
     if op.arity == 3:
         ids.append(int(t.k[i]))
     return ids
+
+
+#: Opcodes that only custom rules record (:mod:`jittape.custom`): their regions, calls,
+#: arguments and slots.
+CUSTOM_CODES = frozenset(BY_NAME[op.name].code for op in CU.CUSTOM_OPS)
+
+
+def swept(op):
+    """Whether ``op`` has a branch in some compiled sweep. Leaves, region markers, calls
+    (whose rules are Python, run between the sweeps: :mod:`jittape.regions`) and structured
+    ops without kernels (a custom rule's slot) have none, and are left out of the op sets
+    that key the sweeps' modules: a tape with a custom rule shares its sweeps with the same
+    ops without it."""
+    if op.kind in (LEAF, REGION, CALL):
+        return False
+    return op.elementwise or any(k is not None for k in (op.forward, op.tangent, op.reverse))
+
+
+def call_arguments(t, i):
+    """The arguments ``x_q`` of call record ``i`` (kind ``call``: its pool lists ``y0`` and
+    then them, :mod:`jittape.optable`): the records its rule gives adjoints to."""
+    k = int(t.k[i])
+    return [int(t.pool[k + 4 + 2 * q]) for q in range(int(t.pool[k + 1]))]
+
+
+def in_regions(t):
+    """Boolean per record of tape arrays ``t``: inside a region (its marker included), the
+    records that the ordinary sweeps jump over (custom rules, :mod:`jittape.custom`)."""
+    import numpy as np
+    inside = np.zeros(t.n_records, bool)
+    for code in {op.code for op in OPS if op.kind == REGION}:
+        for r in np.flatnonzero(t.op == code).tolist():
+            inside[r:int(t.k[r])] = True
+    return inside
 
 
 def is_leaf(code):

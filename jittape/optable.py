@@ -63,6 +63,24 @@ as dense (every result element depends on every element of every operand).
 ``o``/``n`` locate the record's value, ``ia``/``ib`` its operands' values (0 when absent),
 ``k`` and ``c`` are its immediates and ``off`` maps record ids to value offsets (for
 n-ary records whose operands are listed in ``pool``).
+
+Regions and calls (custom derivative rules, :mod:`jittape.custom`). A *region* is a run of
+records that the ordinary sweeps do not visit: a user's derivative rule (the ``bwd`` of a
+``custom_vjp``, the ``jvp`` of a ``custom_jvp``) recorded as ordinary records between a
+marker of kind ``region`` (its ``k``: the record that owns the region) and that owner, a
+record of kind ``call``. Neither has a branch in the compiled sweeps: :mod:`jittape.regions`
+runs the sweeps over the ranges between call records, and a ``call`` entry's rules are
+plain Python functions that it runs at the call, given the :class:`jittape.regions.Run` of
+the tape (which runs the sweeps over a region, nested calls included) and the buffers:
+
+* ``forward(run, c, val)``, ``tangent(run, c, val, dot)``: the forward and tangent sweeps
+  stop at the region's marker, run the rule at ``c`` and go on after ``c``;
+* ``reverse(run, c, val, adj)`` and ``second(run, c, val, dot, adj, adjdot)`` (returns -1,
+  or the id of a record with no second-order rule): the backward sweeps stop above ``c``,
+  run the rule (which sweeps the region as it needs) and go on below the marker.
+
+The record's ``b`` is its region's marker, ``k`` the offset of its operand list in the pool
+(laid out as an n-ary record's, so that :func:`jittape.ops.operands` lists them).
 """
 
 from dataclasses import dataclass, field
@@ -70,6 +88,8 @@ from dataclasses import dataclass, field
 # What an op is. The generator dispatches on the kind; nothing dispatches on a name.
 LEAF, UNARY, BINARY, COMPARE, SELECT, TERNARY, STRUCTURED = (
     "leaf", "unary", "binary", "compare", "select", "ternary", "structured")
+#: A region marker and the record owning the region (custom rules; see the module docstring).
+REGION, CALL = "region", "call"
 ELEMENTWISE = (UNARY, BINARY, COMPARE, SELECT, TERNARY)
 
 
@@ -97,7 +117,7 @@ class Op:
         Lower-case name, unique; ``python -m jittape ops`` and tapes printed show it.
     kind : str
         One of ``leaf``, ``unary``, ``binary``, ``compare``, ``select``, ``ternary``,
-        ``structured``.
+        ``structured``, ``region``, ``call``.
     numpy : tuple
         NumPy callables (or ``"scipy.special.name"`` strings, resolved lazily) that record
         this op when given active values.
@@ -154,6 +174,17 @@ class Op:
         (:func:`jittape.jacobians.check_undefined`).
     code : int
         The opcode (the op's position in the table; the tape file format: append only).
+    no_forward : str or None
+        Why the public forward mode (``jvp``, forward-mode and sparse Jacobians,
+        ``trace_jvp``) refuses a tape holding this op, and what to do; ``{name}`` is replaced
+        by the record's ``label``. The tangent sweep itself still runs (second order uses it).
+    label : callable or None
+        ``label(t, i)``: what record ``i`` of tape arrays ``t`` stands for (the user function
+        of a custom rule), for messages and printouts.
+    no_second : str or None
+        Why second order (``hvp``, ``hessian``) refuses a tape holding this op, and what to
+        do (``{name}`` as in ``no_forward``); None: the generic message of an op without a
+        second-order rule.
     """
 
     name: str
@@ -178,6 +209,9 @@ class Op:
     code: int = -1
     pattern: object = None
     second_pattern: object = None
+    no_forward: str = None
+    label: object = None
+    no_second: str = None
 
     @property
     def arity(self):
@@ -234,6 +268,21 @@ def structured(name, numpy, doc, forward, tangent=None, reverse=None, arity=1, c
               reverse=reverse, checks=checks, fusion=fusion, check=check, spec=spec or Spec(),
               second=second, undefined=undefined, _arity=arity, pattern=pattern,
               second_pattern=second_pattern)
+
+
+def region(name, doc, check=None, spec=None):
+    """A region marker (kind ``region``): the sweeps jump over the records up to ``k``."""
+    return Op(name, REGION, (), doc, check=check, spec=spec or Spec(), _arity=0)
+
+
+def call(name, doc, forward, tangent, reverse, second, check, spec=None, no_forward=None,
+         label=None, no_second=None):
+    """A record owning a region (kind ``call``): Python rules run between the compiled
+    sweeps (see the module docstring); its operands are listed in the pool as an n-ary
+    record's."""
+    return Op(name, CALL, (), doc, forward=forward, tangent=tangent, reverse=reverse,
+              second=second, check=check, spec=spec or Spec(), _arity=-1,
+              no_forward=no_forward, label=label, no_second=no_second)
 
 
 def pool_at(t, k, count):

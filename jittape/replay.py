@@ -12,12 +12,11 @@ small cache of tapes per input shape.
 
 import numpy as np
 
-from . import tapefile
+from . import regions, tapefile
 from .active import Active
 from .api import _CONTAINERS, _LEAF, _flatten_arg, _pack_grads, _record
 from .errors import NonScalarOutputError
 from .fastpath import _F64, FastReplay, guard_failure
-from .sweeps import for_tape
 
 
 class Tape(FastReplay):
@@ -81,7 +80,7 @@ class Tape(FastReplay):
                 val[lo] = x
                 continue
             val[lo:hi] = self._check_input(x, t.shape(i)).ravel()
-        bad = for_tape(t).forward_sweep(*t.columns, val)
+        bad = regions.forward(t, val)
         if bad >= 0:
             raise guard_failure(bad)
         return val
@@ -91,7 +90,7 @@ class Tape(FastReplay):
         adj = self._adjoints(everywhere=True)  # callers may read any record's adjoint
         if self.out_id >= 0:
             adj[t.off[self.out_id]:t.off[self.out_id + 1]] = seed
-            for_tape(t).reverse_sweep(*t.columns, val, adj, self.out_id)
+            regions.reverse(t, val, adj, self.out_id)
         return adj
 
     def _output(self, val):

@@ -42,7 +42,7 @@ import bisect
 
 import numpy as np
 
-from .ops import OPS, codes, operands
+from .ops import OPS, codes, in_regions, operands
 
 #: Tapes with at least this many scalar records are searched for loop bodies to reroll.
 REROLL_RECORDS = 64
@@ -177,8 +177,9 @@ class _Tape:
         n = t.n_records
         self.n = n
         op = t.op.tolist()
-        self.opd = [operands(t, i) if self._eligible(t, i, op[i], size) else None
-                    for i in range(n)]
+        inner = in_regions(t).tolist()  # custom rules' regions: run by their rule, never looped
+        self.opd = [operands(t, i) if not inner[i] and self._eligible(t, i, op[i], size) else
+                    None for i in range(n)]
         self.kind = ["in" if o == codes.INPUT else "v" for o in op]
         for i in range(n):  # a scalar slice is read where its element lives
             if forwards(t, i, size):

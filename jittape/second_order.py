@@ -16,7 +16,7 @@ from .errors import NonScalarOutputError, NotDifferentiableError
 from .jacobians import tangent_buffer
 from .ops import OPS
 from .replay import record
-from .sweeps import for_tape
+from . import regions
 
 
 def _require_scalar(tape):
@@ -39,16 +39,16 @@ def _output_seed(tape, weights):
     return w.ravel()
 
 
-def _second(tape, sw, val, dot, adj, adjdot, seed):
+def _second(tape, val, dot, adj, adjdot, seed):
     """One tangent sweep of ``dot`` (inputs' tangents set), then the second-order sweep
     from the output seeded with ``seed``: ``adj`` the gradient, ``adjdot`` the HVP
     (buffers zeroed here)."""
     t = tape.arrays
-    sw.tangent_sweep(*t.columns, val, dot)
+    regions.tangent(t, val, dot)
     adj.fill(0.0)
     adjdot.fill(0.0)
     adj[t.off[tape.out_id]:t.off[tape.out_id + 1]] = seed
-    bad = sw.hvp_sweep(*t.columns, val, dot, adj, adjdot, tape.out_id)
+    bad = regions.hvp(t, val, dot, adj, adjdot, tape.out_id)
     if bad >= 0:
         raise _no_rule(t, bad)
 
@@ -61,7 +61,7 @@ def tape_hvp(tape, val, tangents, weights=None):
     dot = tangent_buffer(tape, tangents)
     adj, adjdot = np.zeros_like(val), np.zeros_like(val)
     if tape.out_id >= 0:
-        _second(tape, for_tape(tape.arrays), val, dot, adj, adjdot, seed)
+        _second(tape, val, dot, adj, adjdot, seed)
     return tape._input_adjoints(adj), tape._input_adjoints(adjdot)
 
 
@@ -76,12 +76,11 @@ def compressed_hessian(tape, val, colors, weights=None):
     b = np.zeros((at.size, ncolors))
     if tape.out_id < 0:
         return b
-    sw = for_tape(t)
     dot, adj, adjdot = np.empty_like(val), np.empty_like(val), np.empty_like(val)
     for c in range(ncolors):
         dot.fill(0.0)
         dot[at[colors == c]] = 1.0
-        _second(tape, sw, val, dot, adj, adjdot, seed)
+        _second(tape, val, dot, adj, adjdot, seed)
         b[:, c] = adjdot[at]
     return b
 
@@ -99,7 +98,12 @@ def sparse_hessian_matrix(tape, val, pattern, colors, recovery, weights=None):
 
 
 def _no_rule(t, i):
-    name = OPS[int(t.op[i])].name
+    op = OPS[int(t.op[i])]
+    if op.no_second:
+        return NotDifferentiableError(
+            f"second-order derivatives (hvp, hessian) through record v{i}: "
+            + op.no_second.format(name=op.label(t, i) if op.label else op.name))
+    name = op.name
     missing = sorted({OPS[c].name for c in set(t.op.tolist())} & _WITHOUT_RULE())
     return NotDifferentiableError(
         f"second-order derivatives (hvp, hessian) are not available through {name!r} (record "

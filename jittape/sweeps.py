@@ -17,7 +17,7 @@ module per op set, superset reuse, and ``warmup`` for users who want no compile 
 
 from . import jitcache, tiers
 from .codegen import sweep_source
-from .ops import OPS
+from .ops import BY_NAME, OPS, swept
 
 #: The callables of a Sweeps object: the forward, reverse and tangent sweeps and the tangent
 #: of the reverse sweep (Hessian-vector products).
@@ -78,21 +78,24 @@ def _ready_in_process(codes, what):
 
 
 def _with_leaves(codes):
-    return frozenset(codes) | {op.code for op in OPS if op.kind == "leaf"}
+    """The op set that keys a sweeps module: ``codes`` less the ops without branches
+    (:func:`jittape.ops.swept`), plus the leaves."""
+    return frozenset(c for c in codes if swept(OPS[c])) | \
+        {op.code for op in OPS if op.kind == "leaf"}
 
 
 def _module(codes):
     m = _MODULES.get(codes)
     if m is None:
-        ops = [OPS[c] for c in sorted(codes)]
-        m = _MODULES[codes] = jitcache.load("jittape_sweeps",
-                                            lambda cache: sweep_source(ops, cache=cache))
+        ops = [OPS[c] for c in codes]
+        m = _MODULES[codes] = jitcache.load(
+            "jittape_sweeps", lambda cache: sweep_source(ops, cache=cache))
     return m
 
 
 def _compiled_on_disk(codes, what):
-    ops = [OPS[c] for c in sorted(codes)]
-    path = jitcache.cache_dir() / f"jittape_sweeps_{jitcache.digest(sweep_source(ops))}.py"
+    path = jitcache.cache_dir() / \
+        f"jittape_sweeps_{jitcache.digest(sweep_source([OPS[c] for c in codes]))}.py"
     return path.with_name(f"{path.stem}.{what}.ok").exists()
 
 
@@ -114,12 +117,11 @@ def _disk_sets():
         text = (jitcache.cache_dir() / _INDEX).read_text()
     except OSError:
         return []
-    by_name = {op.name: op.code for op in OPS}
     sets = []
     for line in text.splitlines():
-        names = line.split(",")
-        if names and all(n in by_name for n in names):
-            sets.append(frozenset(by_name[n] for n in names))
+        codes = [BY_NAME[n].code if n in BY_NAME else None for n in line.split(",")]
+        if codes and None not in codes:
+            sets.append(frozenset(codes))
     return sets
 
 
@@ -178,9 +180,9 @@ def warmup(codes=None, hvp=True):
              np.zeros(1, np.int32), np.zeros(1), np.array([0, 1], np.int64),
              np.zeros(0, np.int64))  # one INPUT record: every sweep runs and does nothing
     with tiers.foreground():
-        s.forward_sweep(*empty, np.zeros(1))
-        s.reverse_sweep(*empty, np.zeros(1), np.zeros(1), 0)
-        s.tangent_sweep(*empty, np.zeros(1), np.zeros(1))
+        s.forward_sweep(*empty, np.zeros(1), 0, 1)
+        s.reverse_sweep(*empty, np.zeros(1), np.zeros(1), 0, 1)
+        s.tangent_sweep(*empty, np.zeros(1), np.zeros(1), 0, 1)
         if hvp:
-            s.hvp_sweep(*empty, np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1), 0)
+            s.hvp_sweep(*empty, np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1), 0, 1)
     return s

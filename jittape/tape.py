@@ -34,8 +34,8 @@ from array import array
 
 import numpy as np
 
-from .ops import OPS
-from .optable import SELECT
+from .ops import OPS, call_arguments
+from .optable import CALL, SELECT
 
 BYTES_PER_SCALAR_RECORD = 4 * 4 + 8 + 8 + 8
 
@@ -114,20 +114,22 @@ class Recorder:
 class TapeArrays:
     """A finished tape as NumPy arrays (the layout of :mod:`jittape.tape`)."""
 
-    __slots__ = ("op", "a", "b", "k", "c", "off", "pool", "val", "shapes", "inputs", "sweeps")
+    __slots__ = ("op", "a", "b", "k", "c", "off", "pool", "val", "shapes", "inputs", "sweeps",
+                 "calls")
 
     def __init__(self, op, a, b, k, c, off, pool, val, shapes, inputs):
         self.op, self.a, self.b, self.k, self.c, self.off = op, a, b, k, c, off
         self.pool, self.val, self.shapes, self.inputs = pool, val, shapes, inputs
         self.sweeps = None  # the compiled sweeps of this tape's op set, found on first use
+        self.calls = None  # its custom rules' records (jittape.regions.calls), found likewise
 
     def __getstate__(self):  # compiled sweeps are machine code: found again after unpickling
-        return {s: getattr(self, s) for s in self.__slots__ if s != "sweeps"}
+        return {s: getattr(self, s) for s in self.__slots__ if s not in ("sweeps", "calls")}
 
     def __setstate__(self, state):
         for name, v in state.items():
             setattr(self, name, v)
-        self.sweeps = None
+        self.sweeps = self.calls = None
 
     @property
     def columns(self):
@@ -157,11 +159,8 @@ class TapeArrays:
         adj = np.zeros_like(self.val)
         lo, hi = self.off[seed_record], self.off[seed_record + 1]
         adj[lo:hi] = seed
-        sw = self.sweeps
-        if sw is None:
-            from .sweeps import for_tape  # the layer above: imported when first needed
-            sw = for_tape(self)
-        sw.reverse_sweep(*self.columns, self.val, adj, seed_record)
+        from .regions import reverse  # the layer above: imported when first needed
+        reverse(self, self.val, adj, seed_record)
         return adj
 
     def format(self, adj=None, names=None, max_elements=3):
@@ -187,6 +186,9 @@ class TapeArrays:
                 k = int(self.k[i])
                 return f"v{a}[{k}]" if size == 1 and i not in self.shapes else \
                     f"v{a}[{k}:{k + size}]"
+            if spec.kind == CALL:  # a custom rule: its function and arguments
+                return f"{spec.name} {spec.label(self, i)}(" + ", ".join(
+                    f"v{x}" for x in call_arguments(self, i)) + ")"
             args = [f"v{x}" for x in (a, b) if x >= 0]
             if spec.uses_c:
                 args.append(f"{self.c[i]:g}")

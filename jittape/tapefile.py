@@ -14,7 +14,8 @@ import numpy as np
 
 from .errors import TapeFormatError
 from .ops import OPS, codes
-from .optable import BINARY, COMPARE, LEAF, SELECT, STRUCTURED, TERNARY, UNARY
+from .optable import (BINARY, CALL, COMPARE, LEAF, REGION, SELECT, STRUCTURED, TERNARY,
+                      UNARY)
 from .tape import TapeArrays
 
 MAGIC = "jittape-tape"
@@ -100,7 +101,8 @@ def _kinds(op):
 def validate(t, out_id=-1, out_shape=()):
     """Check that the sweeps can run over ``t`` (a TapeArrays) without reading out of bounds.
 
-    Elementwise records are checked by kind, structured ones by their op's own ``check``.
+    Elementwise records are checked by kind, structured ones (and the regions and calls of
+    custom rules) by their op's own ``check``.
     Raises :class:`TapeFormatError` naming the first bad record.
     """
     n = len(t.op)
@@ -116,7 +118,7 @@ def validate(t, out_id=-1, out_shape=()):
         _fail(int(np.argmax((op < 0) | (op >= len(OPS)))), "unknown opcode")
     kind = _kinds(op)
     _check_operands(t, n, kind, size)
-    for i in np.flatnonzero(kind == STRUCTURED).tolist():
+    for i in np.flatnonzero(np.isin(kind, [STRUCTURED, REGION, CALL])).tolist():
         sa = int(size[t.a[i]]) if t.a[i] >= 0 else 0
         sb = int(size[t.b[i]]) if t.b[i] >= 0 else 0
         why = OPS[int(op[i])].check(t, i, int(size[i]), sa, sb)
@@ -130,11 +132,15 @@ def _check_operands(t, n, kind, size):
     ids = np.arange(n)
     arity = np.array([OPS[c].arity for c in t.op.tolist()])
     three = np.isin(kind, [SELECT, TERNARY])  # the third operand's id in k
-    for name, col, needed in (("a", t.a, kind != LEAF), ("b", t.b, (arity == 2) | three),
+    for name, col, needed in (("a", t.a, (kind != LEAF) & (arity != 0)),
+                              ("b", t.b, (arity == 2) | three),
                               ("k", t.k, three)):
         bad = needed & ((col < 0) | (col >= ids))
         if bad.any():
             _fail(int(np.argmax(bad)), f"operand {name} is not an earlier record")
+    bad = (kind != LEAF) & (arity == 0) & (t.a != -1)  # no operand: the sweeps read none
+    if bad.any():
+        _fail(int(np.argmax(bad)), "a record without operands names one")
     if len(t.pool) and ((t.pool < -(2 ** 40)) | (t.pool > 2 ** 40)).any():
         raise TapeFormatError("corrupted tape: integer pool out of range")
     sa = np.where(t.a >= 0, size[np.clip(t.a, 0, n - 1)], 0)

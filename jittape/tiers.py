@@ -38,8 +38,8 @@ SMALL_VALUES = 4096
 #: ... and at most this many records (CPython: about 1 microsecond per value and op).
 SMALL_RECORDS = 2048
 #: Positions of the buffers each sweep writes, in its arguments (restored if tier 0 fails).
-_OUTPUT = {"forward_sweep": (-1,), "reverse_sweep": (-2,), "tangent_sweep": (-1,),
-           "hvp_sweep": (-3, -2)}
+_OUTPUT = {"forward_sweep": (-3,), "reverse_sweep": (-3,), "tangent_sweep": (-3,),
+           "hvp_sweep": (-4, -3)}
 _enabled = [None]  # None: as $JITTAPE_BACKGROUND says (read at each first call)
 _executor = []
 _THREAD = "jittape-compile"
@@ -112,7 +112,7 @@ def interpreted(codes, what):
     """The interpreted sweep ``what`` for the op set ``codes``, or None if its rules call
     LAPACK drivers by symbol (:data:`jittape.externals.LAPACK`: machine code only)."""
     if codes not in _interpreted:
-        source = sweep_source([OPS[c] for c in sorted(codes)], cache=False, python=True)
+        source = sweep_source([OPS[c] for c in codes], cache=False, python=True)
         module = None
         if not any(name in source for name in LAPACK):
             module = types.ModuleType("jittape_sweeps_interpreted")

@@ -13,6 +13,7 @@ A meta-test checks that the op table, the kernels and the specs cover the same o
 """
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from jittape import jacobians, sweeps, tiers
 from jittape.codegen import branch, has_second_order
 from jittape.ops import codes as K
 from jittape.ops import BY_NAME, OPS
+from jittape.regions import Run
 from jittape.testing import check_gradient, check_grads
 
 
@@ -64,9 +66,10 @@ for _op in OPS:
             SPECS.append(S(_op.name, _op.spec.fn or _numpy_callable(_op), *_shapes,
                            lo=_op.spec.lo, hi=_op.spec.hi))
 
-# structured ops whose table entry gives a test expression (stacks of matrices, ...)
+# structured ops whose table entry gives a test expression (stacks of matrices, ...), and
+# custom rules' ops (regions and calls: custom functions of jittape.rules_custom)
 for _op in OPS:
-    if _op.kind == "structured" and _op.spec.fn is not None:
+    if _op.kind in ("structured", "region", "call") and _op.spec.fn is not None:
         for _shapes in _op.spec.shapes:
             SPECS.append(S(_op.name, _op.spec.fn, *_shapes, lo=_op.spec.lo, hi=_op.spec.hi))
 
@@ -259,6 +262,10 @@ def _check_tangent(spec, f, args, nums):
     rng = np.random.default_rng(7)
     v = tuple(rng.standard_normal(np.shape(a)) if np.ndim(a) else float(rng.standard_normal())
               for a in args)
+    if not jacobians.forward_mode(jittape.record(f, *args, argnums=nums).arrays):
+        with pytest.raises(jittape.NotDifferentiableError, match="no forward-mode rule"):
+            jittape.jvp(f, args, v)  # a custom_vjp: JAX's behaviour
+        return
     _, jv = jittape.jvp(f, args, v)
     grads = jittape.grad(f, nums)(*args)
     dot = sum(float(np.sum(np.asarray(g) * vi)) for g, vi in zip(grads, v))
@@ -273,28 +280,43 @@ def _check_tangent(spec, f, args, nums):
         np.testing.assert_allclose(tan, fd, rtol=1e-6, atol=1e-6 * (1 + np.max(np.abs(fd))))
 
 
-def _check_interpreted_tier(spec, tape):
-    """The interpreted tier (jittape.tiers: the same generated source run by CPython while
-    Numba compiles) against the compiled sweeps: forward, reverse and tangent."""
-    t = tape.arrays
+def _tiers(t):
+    """The tape's sweeps over its records (jittape.regions.Run), compiled and interpreted
+    (jittape.tiers: the same generated source run by CPython while Numba compiles), or None
+    for the interpreted ones if its rules call LAPACK drivers (compiled only)."""
     compiled = sweeps.for_tape(t)
-    codes = compiled.codes
-    if tiers.interpreted(codes, "forward_sweep") is None:  # LAPACK drivers: compiled only
+    if tiers.interpreted(compiled.codes, "forward_sweep") is None:
+        return Run(t, compiled), None
+
+    def interpreted(what):
+        def call(*args):
+            ok, out = tiers.run(compiled.codes, what, args)
+            assert ok, what
+            return out
+        return call
+    return Run(t, compiled), Run(t, SimpleNamespace(
+        **{what: interpreted(what) for what in sweeps.FUNCTIONS}))
+
+
+def _check_interpreted_tier(spec, tape):
+    """The interpreted tier against the compiled sweeps: forward, reverse and tangent."""
+    t = tape.arrays
+    compiled, interpreted = _tiers(t)
+    if interpreted is None:
         return
-    run = lambda what, *bufs: tiers.run(codes, what, t.columns + bufs)  # noqa: E731
     v1, v2 = t.val.copy(), t.val.copy()
-    assert run("forward_sweep", v2) == (True, compiled.forward_sweep(*t.columns, v1)), spec.id
+    assert interpreted.forward(v2) == compiled.forward(v1), spec.id
     np.testing.assert_allclose(v2, v1, rtol=1e-13, atol=1e-300, err_msg=spec.id)
     seed = np.zeros_like(v1)
     seed[t.off[tape.out_id]:t.off[tape.out_id + 1]] = 1.0
     a1, a2 = seed.copy(), seed.copy()
-    compiled.reverse_sweep(*t.columns, v1, a1, tape.out_id)
-    assert run("reverse_sweep", v1, a2, tape.out_id)[0], spec.id
+    compiled.reverse(v1, a1, 0, tape.out_id + 1)
+    interpreted.reverse(v1, a2, 0, tape.out_id + 1)
     np.testing.assert_allclose(a2, a1, rtol=1e-12, atol=1e-14, err_msg=spec.id)
     d1 = np.random.default_rng(3).standard_normal(v1.shape)
     d2 = d1.copy()
-    compiled.tangent_sweep(*t.columns, v1, d1)
-    assert run("tangent_sweep", v1, d2)[0], spec.id
+    compiled.tangent(v1, d1)
+    interpreted.tangent(v1, d2)
     np.testing.assert_allclose(d2, d1, rtol=1e-12, atol=1e-14, err_msg=spec.id)
 
 
@@ -319,15 +341,15 @@ def _check_hvp(spec, f, args, nums, tape):
     t = tape.arrays
     val = t.val
     dot = jacobians.tangent_buffer(tape, v)
-    compiled = sweeps.for_tape(t)
-    compiled.tangent_sweep(*t.columns, val, dot)
+    compiled, interpreted = _tiers(t)
+    compiled.tangent(val, dot)
     bufs = []
-    if tiers.interpreted(compiled.codes, "hvp_sweep") is None:  # LAPACK: compiled only
+    if interpreted is None:  # LAPACK: compiled only
         return
-    for run in (compiled.hvp_sweep, lambda *a: tiers.run(compiled.codes, "hvp_sweep", a)[1]):
+    for run in (compiled, interpreted):
         adj, adjdot = np.zeros_like(val), np.zeros_like(val)
         adj[t.off[tape.out_id]:t.off[tape.out_id + 1]] = 1.0
-        assert run(*t.columns, val, dot, adj, adjdot, tape.out_id) == -1, spec.id
+        assert run.hvp(val, dot, adj, adjdot, 0, tape.out_id + 1) == -1, spec.id
         bufs.append(adjdot)
     np.testing.assert_allclose(bufs[1], bufs[0], rtol=1e-12, atol=1e-13, err_msg=spec.id)
 
