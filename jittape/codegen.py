@@ -79,6 +79,42 @@ ERRORS = frozenset(n for n, v in vars(errors).items() if isinstance(v, type) and
 #: Helpers compiled as functions of their own rather than inlined into each rule that calls
 #: them (each helper module's ``OUTLINED``): long bodies that several branches call.
 OUTLINED = frozenset(n for mod in HELPER_MODULES for n in getattr(mod, "OUTLINED", ()))
+#: The longest structured-kernel helper that the sweeps inline, in lines with the helpers it
+#: inlines in turn. A longer one is a function of its own, compiled once however many
+#: kernels call it: inlined, a kernel grows into one function whose compile time grows
+#: faster than its size (measured: svd's second-order branch 118 s inlined, 22 s not). The
+#: elementwise rules' scalar helpers are inlined unless OUTLINED.
+INLINE_LINES = 40
+_SCALAR = (scalarmath.__name__, scalar_special.__name__)
+
+
+def _inline_weights():
+    weights = {}
+
+    def weight(name):
+        if name not in weights:
+            weights[name] = 0  # a recursive helper
+            f = HELPERS[name]
+            callees = [n for n in _names_used(f) - {name} if inspect.isfunction(HELPERS.get(n))]
+            weights[name] = len(inspect.getsource(f).splitlines()) + sum(
+                weight(n) for n in callees if n not in OUTLINED and weight(n) <= INLINE_LINES)
+        return weights[name]
+    return {n: weight(n) for n, f in HELPERS.items() if inspect.isfunction(f)}
+
+
+_WEIGHTS = None
+
+
+def inlined(name):
+    """Whether the sweeps inline helper ``name`` (at Numba IR level) or call it."""
+    global _WEIGHTS
+    if name in OUTLINED:
+        return False
+    if HELPERS[name].__module__ in _SCALAR:
+        return True
+    if _WEIGHTS is None:
+        _WEIGHTS = _inline_weights()
+    return _WEIGHTS[name] <= INLINE_LINES
 
 
 def _names_used(obj):
@@ -117,7 +153,7 @@ def helper_source(roots, inline=True, python=False):
         if isinstance(obj, float):
             out.append(f"{name} = {obj!r}\n")
         else:
-            out.append((plain if name in OUTLINED else deco) + "\n" + inspect.getsource(obj))
+            out.append((deco if inlined(name) else plain) + "\n" + inspect.getsource(obj))
     return "\n\n".join(out)
 
 
@@ -334,22 +370,96 @@ _SWEEPS = {
 }
 
 
-def _sweep(sweep, ops, const, cache):
-    sig, loop, ret, doc = _SWEEPS[sweep]
-    lines = [JIT.format(cache=cache), f"def {sig}:", f'    """{doc}"""', f"    {loop}",
-             "        opc = t_op[i]", "        o = off[i]", "        n = off[i + 1] - o",
-             "        ia = off[t_a[i]] if t_a[i] >= 0 else 0",
-             "        ib = off[t_b[i]] if t_b[i] >= 0 else 0", "        ci = t_c[i]"]
-    first = True
+#: The most rule code one compiled function of a sweep holds, in lines of its branches and
+#: of the kernels they inline. Numba's and LLVM's compile time grow faster than a function's
+#: size (the HVP sweep of all 135 ops as one function: over half an hour of CPU), so the
+#: sweep of a larger op set dispatches each record to the part function holding its op.
+PART_LINES = 120
+_PRELUDE = ["o = off[i]", "n = off[i + 1] - o", "ia = off[t_a[i]] if t_a[i] >= 0 else 0",
+            "ib = off[t_b[i]] if t_b[i] >= 0 else 0", "ci = t_c[i]"]
+
+
+def _branches(sweep, ops, const):
+    """The ``if opc == ...`` chain of ``ops``' branches, at the loop body's indentation."""
+    lines, first = [], True
     for op in ops:
         body = branch(op, sweep, const)
         if body is None:
             continue
-        lines.append(f"        {'if' if first else 'elif'} opc == {op.code}:  # {op.name}")
-        lines += ["            " + ln for ln in body]
+        lines.append(f"{'if' if first else 'elif'} opc == {op.code}:  # {op.name}")
+        lines += ["    " + ln for ln in body]
         first = False
-    lines.append(f"    {ret}")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _weight(body):
+    """Lines of a branch and of the helpers it names (transitively)."""
+    seen, todo = set(), list(body)
+    while todo:
+        for name in _names_used(todo.pop()) - seen:
+            if inspect.isfunction(HELPERS.get(name)):
+                seen.add(name)
+                todo.append(HELPERS[name])
+    return len(body) + sum(len(inspect.getsource(HELPERS[n]).splitlines()) for n in seen)
+
+
+def _parts(sweep, ops, const):
+    """``(ops, weight)`` of each part: runs of ``ops`` (those with a branch in ``sweep``)
+    of at most :data:`PART_LINES`, a heavier op alone."""
+    parts = []
+    for op in ops:
+        body = branch(op, sweep, const)
+        if body is None:
+            continue
+        w = _weight(body)
+        if parts and parts[-1][1] + w <= PART_LINES:
+            parts[-1] = (parts[-1][0] + [op], parts[-1][1] + w)
+        else:
+            parts.append(([op], w))
+    return parts
+
+
+def sweep_parts(sweep, ops):
+    """The weights (lines) of the part functions of ``sweep`` ("forward", ...) for ``ops``;
+    one part: the sweep is one function."""
+    return [w for _, w in _parts(sweep, sorted(set(ops), key=lambda op: op.code), _const(ops))]
+
+
+def _dispatch(name, args, parts, lo, hi):
+    """Lines calling the part of record ``i``'s opcode among ``parts[lo:hi]`` (opcodes in
+    increasing order): a binary search, so a record costs a few comparisons."""
+    if hi - lo == 1:
+        return [f"r = {name}_{lo}({args}, i, opc)"]
+    mid = (lo + hi) // 2
+    return ([f"if opc < {parts[mid][0][0].code}:"] +
+            ["    " + ln for ln in _dispatch(name, args, parts, lo, mid)] + ["else:"] +
+            ["    " + ln for ln in _dispatch(name, args, parts, mid, hi)])
+
+
+def _sweep(sweep, ops, const, cache):
+    sig, loop, ret, doc = _SWEEPS[sweep]
+    name, args = sig[:-1].split("(")
+    parts = _parts(sweep, ops, const)
+    head = [JIT.format(cache=cache), f"def {sig}:", f'    """{doc}"""', f"    {loop}",
+            "        opc = t_op[i]"]
+    if len(parts) <= 1:
+        body = _PRELUDE + _branches(sweep, ops, const)
+        return "\n".join(head + ["        " + ln for ln in body] + [f"    {ret}"]) + "\n"
+    # each part a function of its own: (record i, opcode) -> -1, or i from a failed check
+    args = args.replace(", last", "")
+    out = []
+    for m, (part, _) in enumerate(parts):
+        out += [JIT.format(cache=cache), f"def {name}_{m}({args}, i, opc):"]
+        out += ["    " + ln for ln in _PRELUDE + _branches(sweep, part, const)]
+        out += ["    return -1", "", ""]
+    calls = _dispatch(name, args, parts, 0, len(parts))
+    stop = ["if r >= 0:", "    return r"] if ret == "return -1" else []
+    return "\n".join(out + head + ["        " + ln for ln in calls + stop] +
+                     [f"    {ret}"]) + "\n"
+
+
+def _const(ops):
+    return next(op.code for op in ops if op.name == "const")
 
 
 def sweep_source(ops, cache=True, python=False):
@@ -360,7 +470,7 @@ def sweep_source(ops, cache=True, python=False):
     the same code for CPython, for the interpreted tier (:mod:`jittape.tiers`).
     """
     ops = sorted(set(ops), key=lambda op: op.code)
-    const = next(op.code for op in ops if op.name == "const")
+    const = _const(ops)
     parts = [f"# jittape sweeps for ops: {', '.join(op.name for op in ops)}\n"
              "# generated from the op table by jittape.codegen; do not edit\n"
              + (PY_HEADER if python else HEADER)]

@@ -15,7 +15,7 @@ function calling both sweeps compiled 3 s longer than the sweeps themselves). He
 module per op set, superset reuse, and ``warmup`` for users who want no compile at all.
 """
 
-from . import jitcache, tiers
+from . import jitcache, tiers, warmjobs
 from .codegen import sweep_source
 from .ops import OPS
 
@@ -81,7 +81,8 @@ def _with_leaves(codes):
     return frozenset(codes) | {op.code for op in OPS if op.kind == "leaf"}
 
 
-def _module(codes):
+def module(codes):
+    """The generated module of the sweeps for the opcodes ``codes`` (leaves included)."""
     m = _MODULES.get(codes)
     if m is None:
         ops = [OPS[c] for c in sorted(codes)]
@@ -104,9 +105,9 @@ def _module_for(codes, what):
             return s, _MODULES[s]
     for s in sorted((s for s in _disk_sets() if codes <= s), key=len):
         if _compiled_on_disk(s, what):
-            return s, _module(s)
+            return s, module(s)
     _remember(codes)
-    return codes, _module(codes)
+    return codes, module(codes)
 
 
 def _disk_sets():
@@ -165,22 +166,21 @@ def for_tape(t):
     return s
 
 
-def warmup(codes=None, hvp=True):
+def warmup(codes=None, hvp=True, jobs=1):
     """Compile (or load from the cache) the sweeps for ``codes`` (default: every op of the
     table), so that later tapes whose ops it contains compile nothing; ``hvp``: the
-    second-order sweep too. Returns the :class:`Sweeps`. ``python -m jittape warmup`` calls
-    this."""
-    import numpy as np
+    second-order sweep too; ``jobs``: compile in that many processes
+    (:mod:`jittape.warmjobs`). Returns the :class:`Sweeps`. ``python -m jittape warmup``
+    calls this."""
     codes = _with_leaves(codes if codes is not None else [op.code for op in OPS])
+    whats = FUNCTIONS if hvp else FUNCTIONS[:3]
+    cold = [w for w in whats if not _compiled_on_disk(codes, w)]
+    if jobs > 1 and cold:
+        _remember(codes)
+        warmjobs.compile_in_workers(codes, cold, jobs)
     s = Sweeps(codes)
     _LOADED.setdefault(codes, s)
-    empty = (np.zeros(1, np.int32), np.full(1, -1, np.int32), np.full(1, -1, np.int32),
-             np.zeros(1, np.int32), np.zeros(1), np.array([0, 1], np.int64),
-             np.zeros(0, np.int64))  # one INPUT record: every sweep runs and does nothing
     with tiers.foreground():
-        s.forward_sweep(*empty, np.zeros(1))
-        s.reverse_sweep(*empty, np.zeros(1), np.zeros(1), 0)
-        s.tangent_sweep(*empty, np.zeros(1), np.zeros(1))
-        if hvp:
-            s.hvp_sweep(*empty, np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1), 0)
+        for what in whats:
+            warmjobs.call_empty(getattr(s, what), what)
     return s

@@ -1,7 +1,10 @@
 """Test session set-up: the sweeps for every op of the table are compiled (or loaded from
-the cache) once, so that the many op sets of the tests reuse them instead of compiling one
-module each (jittape.sweeps picks a compiled superset). About a minute cold, 0.3 s warm;
-tests of the per-op-set path use their own cache directories in subprocesses."""
+the cache) once, on every core, so that the many op sets of the tests reuse them instead of
+compiling one module each (jittape.sweeps picks a compiled superset). A few minutes cold,
+under a second warm; tests of the per-op-set path use their own cache directories in
+subprocesses."""
+
+import os
 
 import pytest
 
@@ -10,4 +13,4 @@ import jittape.sweeps
 
 @pytest.fixture(scope="session", autouse=True)
 def _all_sweeps_compiled():
-    jittape.sweeps.warmup()
+    jittape.sweeps.warmup(jobs=os.cpu_count() or 1)

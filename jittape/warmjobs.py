@@ -1,0 +1,69 @@
+"""Compile the sweeps of a large op set on several cores (``warmup(jobs=N)``).
+
+Numba compiles under the GIL, so only processes compile in parallel. A large op set's sweep
+is split into part functions (:func:`jittape.codegen.sweep_parts`), each with its own entry
+in Numba's disk cache: worker processes compile the parts, heaviest first, then the sweeps
+themselves, which find their parts in the cache and only link them; the calling process
+then loads the sweeps from the cache.
+"""
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+from .codegen import sweep_parts
+
+#: Buffers after the tape columns, per sweep (the ``last`` argument of the reverse and HVP
+#: sweeps comes after them and is not a part's argument).
+_BUFFERS = {"forward_sweep": 1, "reverse_sweep": 2, "tangent_sweep": 2, "hvp_sweep": 4}
+
+
+def empty_tape():
+    """The columns of a tape of one INPUT record: a sweep over it runs and does nothing, so
+    calling a sweep (or a part, at record 0) on it compiles the one specialization that
+    real tapes use (their columns have these dtypes)."""
+    return (np.zeros(1, np.int32), np.full(1, -1, np.int32), np.full(1, -1, np.int32),
+            np.zeros(1, np.int32), np.zeros(1), np.array([0, 1], np.int64),
+            np.zeros(0, np.int64))
+
+
+def call_empty(fn, what, part=False):
+    """Call sweep ``what`` (or one of its parts) on the empty tape: compiles it."""
+    args = empty_tape() + tuple(np.zeros(1) for _ in range(_BUFFERS[what]))
+    if part:
+        return fn(*args, 0, np.int32(0))
+    return fn(*args, 0) if what in ("reverse_sweep", "hvp_sweep") else fn(*args)
+
+
+def _compile_parts(codes, names):
+    from . import sweeps, tiers
+    module = sweeps.module(frozenset(codes))
+    with tiers.foreground():
+        for name in names:
+            call_empty(getattr(module, name), name.rsplit("_", 1)[0], part=True)
+
+
+def _compile_sweeps(codes, whats):
+    from . import sweeps, tiers
+    s = sweeps.Sweeps(frozenset(codes))
+    with tiers.foreground():
+        for what in whats:
+            call_empty(getattr(s, what), what)
+
+
+def compile_in_workers(codes, whats, jobs):
+    """Compile sweeps ``whats`` of the op set ``codes`` into the cache with ``jobs``
+    processes: their parts first (heaviest first), then the sweeps."""
+    from .ops import OPS
+    ops = [OPS[c] for c in sorted(codes)]
+    parts = sorted(((w, f"{what}_{m}") for what in whats
+                    for m, w in enumerate(sweep_parts(what[:-len("_sweep")], ops))),
+                   reverse=True)
+    ctx = multiprocessing.get_context("spawn")  # Numba's threads do not survive a fork
+    with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+        if len(parts) > len(whats):  # a sweep of one part has no part functions
+            for f in [pool.submit(_compile_parts, sorted(codes), [p]) for _, p in parts]:
+                f.result()
+        for f in [pool.submit(_compile_sweeps, sorted(codes), [w]) for w in whats]:
+            f.result()
