@@ -1,4 +1,4 @@
-"""Command line: ``python -m jittape {demo,ops,warmup}`` (also the ``jittape`` script).
+"""Command line: ``python -m jittape {demo,ops,warmup,dot,trace}`` (also the ``jittape`` script).
 
 ``demo`` finds the global minimum of the 13-atom Lennard-Jones cluster with basin-hopping
 and jittape gradients, compares with finite differences and prints a Wengert tape
@@ -6,6 +6,8 @@ and jittape gradients, compares with finite differences and prints a Wengert tap
 operation with its NumPy functions and adjoint rule (:func:`jittape.ops.format_table`).
 ``warmup`` compiles the sweeps for every op of the table ahead of time (once per machine, on
 every core; :func:`jittape.sweeps.warmup`), after which no tape compiles a sweep.
+``dot`` and ``trace`` print the Graphviz graph and the traced reverse sweep of the demo's
+small tape (:mod:`jittape.graph`, :mod:`jittape.explain`).
 """
 
 import argparse
@@ -18,7 +20,7 @@ def _build_parser():
         prog="jittape",
         description="jittape: reverse-mode AD of plain NumPy code on a flat Wengert tape "
                     "swept by Numba.")
-    sub = parser.add_subparsers(dest="command", metavar="{demo,ops,warmup}")
+    sub = parser.add_subparsers(dest="command", metavar="{demo,ops,warmup,dot,trace}")
     demo = sub.add_parser(
         "demo", help="LJ13 global minimum by basin-hopping with jittape gradients",
         description="Minimize the 13-atom Lennard-Jones cluster with "
@@ -41,6 +43,14 @@ def _build_parser():
                                       "per machine); afterwards no program compiles a sweep.")
     warm.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                       help="processes compiling in parallel (default: the number of cores)")
+    small = "f(x) = sin(x0 x1) + x0**2 at x = (1.5, -0.5)"
+    sub.add_parser("dot", help="print the Graphviz graph of a small tape (pipe to dot -Tsvg)",
+                   description=f"Print the DOT text of the tape of {small}, with values and "
+                               "adjoints (jittape.Tape.to_dot).")
+    sub.add_parser("trace", help="print the reverse sweep of a small tape, step by step",
+                   description=f"Print the traced reverse sweep of the tape of {small}: "
+                               "each record's rule from the op table, the adjoint flowing "
+                               "in and out (jittape.Tape.trace_gradient).")
     return parser
 
 
@@ -70,6 +80,13 @@ def main(argv=None):
             s = warmup(jobs=args.jobs)
             print(f"sweeps for all {len(s.names)} ops ready in {cache_dir()} "
                   f"({time.perf_counter() - t0:.1f} s)")
+        elif args.command in ("dot", "trace"):
+            import numpy as np
+            from .demo import _small_function
+            from .replay import record
+            tape = record(_small_function, np.array([1.5, -0.5]))
+            print(tape.to_dot(adjoints=True) if args.command == "dot" else
+                  tape.trace_gradient(), end="\n" if args.command == "trace" else "")
         elif args.command == "demo":
             from .demo import run_demo
             kwargs = {"seed": args.seed, "compare_fd": not args.no_fd}

@@ -128,7 +128,7 @@ class Active(NdarrayMethods):
     def __hash__(self):
         return id(self)
 
-    # --- arithmetic: the binary operators are set below the class from _BINARY_OPERATORS ---
+    # --- arithmetic: + - * / ** % // and x[i] are set by jittape.operators ---
     def __divmod__(self, y):
         return binary(K.FLOORDIV, self, y), binary(K.REMAINDER, self, y)
 
@@ -171,9 +171,6 @@ class Active(NdarrayMethods):
     def __ne__(self, y):
         return compare(K.NE, self, y)
 
-    def __getitem__(self, key):
-        return dispatch.OPERATORS["getitem"](self, key)
-
     # --- NumPy protocols ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" or kwargs:
@@ -187,7 +184,7 @@ class Active(NdarrayMethods):
                 f"{name} has no derivative rule in jittape. `python -m jittape ops` lists "
                 f"the supported operations; compose it from those, or apply it to "
                 f"jittape.primal(x) if you want no derivative through it.")
-        if _may_hold_objects(inputs):
+        if (len(inputs) != 1 or type(inputs[0]) is not Active) and _may_hold_objects(inputs):
             inputs = dispatch.OPERATORS["from_objects"](inputs)
         return handler(*inputs)
 
@@ -214,33 +211,6 @@ def _may_hold_objects(values):
             return True
     return False
 
-
-# Python's binary operators, each the elementwise op of the table with the same meaning. The
-# in-place forms update the object itself (NumPy's semantics: every alias and view sees it),
-# except for an active scalar that is not a view: immutable like NumPy's scalars, rebound.
-_BINARY_OPERATORS = {"add": K.ADD, "sub": K.SUB, "mul": K.MUL, "truediv": K.DIV,
-                     "pow": K.POW, "mod": K.REMAINDER, "floordiv": K.FLOORDIV}
-
-
-def _operators(opc):
-    def op(self, y):
-        return binary(opc, self, y)
-
-    def rop(self, y):
-        return binary(opc, y, self)
-
-    def iop(self, y):
-        if type(self._v) is float and self._base is None:  # scalar: rebinds (fast path)
-            return binary(opc, self, y)
-        return dispatch.OPERATORS["inplace"](self, y, op)
-    return op, rop, iop
-
-
-for _name, _opc in _BINARY_OPERATORS.items():
-    for _prefix, _f in zip(("", "r", "i"), _operators(_opc)):
-        _f.__name__ = f"__{_prefix}{_name}__"
-        setattr(Active, _f.__name__, _f)
-del _name, _opc, _prefix, _f
 
 class Predicate(Active):
     """An active comparison result: value ``bool`` or bool ``ndarray``, recorded as 1.0/0.0.

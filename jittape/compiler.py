@@ -32,6 +32,7 @@ N = 38 (12,768 records) become one 18-record body and a kernel of under 300 stat
 replayed by the interpreter.
 """
 
+import collections
 import dis
 import math
 
@@ -41,7 +42,7 @@ from . import jitcache
 from .codegen import HEADER, helper_source, literal as _lit, rule_args as _args, rule_roots
 from .ops import OPS, codes, operands
 from .fused import Fused
-from .reroll import Rerolling, body_source, forwards
+from .reroll import Rerolling, forwards, loops_source
 
 
 def _codes(pred):
@@ -264,9 +265,10 @@ class _Gen(Rerolling):
             self._record(i)
         # val and adj are the calling thread's work buffers, reused across replays: the
         # constants stay in val, every other slot is written before it is read
-        lines = ["def tape_kernel(val, adj, xin, pool, want_grad):",
-                 f"    jac = np.empty({self.njac})  # preaccumulated partials of rerolled loops",
-                 f"    offs = pool[{len(t.pool)}:]  # compact value offsets by record id"]
+        lines = ["def tape_kernel(val, adj, xin, pool, want_grad):"]
+        if self.segments:  # (the rerolled loops' scratch lies behind the adjoints)
+            lines.append(f"    jac = adj[{self.nadj}:]  # saved values, preaccumulated partials")
+        lines.append(f"    offs = pool[{len(t.pool)}:]  # compact value offsets by record id")
         pos = 0
         for i in t.inputs:
             m = int(self.size[i])
@@ -276,7 +278,8 @@ class _Gen(Rerolling):
         lines += ["    " * (d + 1) + s for d, s in self.fwd]
         outv = f"v{self.out}"
         lines.append(f"    if not want_grad:\n        return -1, {outv}, np.empty(0)")
-        lines.append("    adj[:] = 0.0  # the slots that accumulate: constants are behind")
+        lines.append(f"    adj[:{self.nadj}] = 0.0  # the adjoints" if self.njac else
+                     "    adj[:] = 0.0  # the slots that accumulate: constants are behind")
         lines.append("    gx = np.zeros(xin.shape[0])")
         lines += [f"    g{i} = 0.0" for i in range(n) if self._local(i)]
         lines.append(f"    g{self.out} = 1.0")
@@ -288,9 +291,9 @@ class _Gen(Rerolling):
             if i in self.bo:  # adjoints that kernels accumulated in the buffer
                 lines.append(f"    gx[{p}:{p + m}] += adj[{self.bo[i]}:{self.bo[i] + m}]")
         lines.append(f"    return -1, {outv}, gx")
-        loops = [body_source(b) for b in self.bodies]
-        self.loop_source = "\n\n".join(src for src, _ in loops)
-        self.n_statements = len(lines) + sum(count for _, count in loops)
+        sites = collections.Counter(run[0].body for run in self.runs.values())
+        self.loop_source, count = loops_source(self.bodies, sites)
+        self.n_statements = len(lines) + count
         return "\n".join(lines) + "\n"
 
     def F(self, line, d=0):
@@ -414,13 +417,14 @@ def compile_seconds(tape):
     """Estimated seconds :func:`compile_tape` takes: :data:`CACHED_SECONDS` if the kernel's
     machine code is in the cache, else :data:`MIN_COMPILE_SECONDS` plus about 2 ms per
     statement (Numba's compile time, measured); inf for a tape that does not compile.
-    Generates the kernel's source (about 10 us a record)."""
+    Generates the kernel's source (about 10 us a record), kept for :func:`compile_tape`."""
     try:
         gen, body = _generate(tape)
     except ValueError:
         return math.inf
     if gen.n_statements > MAX_STATEMENTS:
         return math.inf
+    tape._generated = (gen, body)  # what a compile of the tape, likely next, starts from
     if jitcache.compiled_before("jittape_tape", module_source(tape, body, True, gen.loop_source),
                                 "tape_kernel"):
         return CACHED_SECONDS
@@ -428,6 +432,9 @@ def compile_seconds(tape):
 
 
 def _generate(tape):
+    done = tape.__dict__.pop("_generated", None)
+    if done is not None:
+        return done
     _check(tape)
     gen = _Gen(tape.arrays, tape.out_id)
     return gen, gen.emit()
@@ -480,9 +487,11 @@ def compile_tape(tape):
     kernel's compact value buffer (float64, constants in place): ``val`` is ``val0`` or a
     copy of it, reused by later calls (the kernel writes every slot but the constants'
     before reading it), never shared by concurrent calls. ``adj`` is a float64 work buffer
-    of ``nadj`` elements (zeroed by the kernel; the constants' slots lie behind it), likewise
-    reusable. ``pool`` is the tape's integer pool followed by the compact offsets of the
-    records (what n-ary kernels read as ``off``).
+    of ``nadj`` elements, likewise reusable: the adjoints (zeroed by the kernel; the
+    constants' slots lie behind them in ``val``), then the scratch of rerolled loops (saved
+    values, preaccumulated partials: written before they are read). ``pool`` is the tape's
+    integer pool followed by the compact offsets of the records (what n-ary kernels read as
+    ``off``).
 
     Raises
     ------
@@ -502,4 +511,4 @@ def compile_tape(tape):
     for i, b in gen.bo.items():
         offs[i] = b
     return (module.tape_kernel, gen.initial_values(),
-            np.concatenate([t.pool, offs, gen.table]), max(gen.nadj, 1))
+            np.concatenate([t.pool, offs, gen.table]), max(gen.nadj + gen.njac, 1))

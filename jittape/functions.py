@@ -2,7 +2,7 @@
 
 The handlers live in modules by subject, layered above :mod:`jittape.active` and each
 filling :mod:`jittape.dispatch` when imported: :mod:`jittape.ufuncs` (ufuncs),
-:mod:`jittape.views` (indexing, item assignment, in-place operators, reshape and transpose
+:mod:`jittape.operators` (``+ - * / ** % //`` and ``x[i]``), :mod:`jittape.views` (indexing, item assignment, in-place operators, reshape and transpose
 views), :mod:`jittape.reductions` (reductions, scans, sorting, statistics),
 :mod:`jittape.shapefns` (shape and indexing functions), :mod:`jittape.products` (``dot``,
 ``matmul``, ``einsum``, ...), :mod:`jittape.linalg` and :mod:`jittape.decomp`
@@ -17,6 +17,7 @@ import numpy as np
 
 from . import (builders, decomp, dispatch, linalg, numerics, objects, products,  # noqa: F401
                reductions, sequences, shapefns, statistics, ufuncs, views)
+from . import operators  # noqa: F401  (Python's operators and x[i] on active values)
 from .active import Active
 from .reductions import logsumexp  # noqa: F401  (jittape.logsumexp)
 

@@ -35,7 +35,7 @@ def minimize(fun, x0, args=(), method=None, *, jac=None, constraints=(), **kwarg
     fun : callable
         ``fun(x, *args) -> float``, plain NumPy code; ``x`` is a 1-D float64 array of shape
         ``(n,)``.
-    x0 : array_like, shape (n,)
+    x0 : array_like of shape (n,)
     args : tuple
         Extra arguments of ``fun``: constants of the tape (a change re-records).
     method : str, optional
@@ -112,10 +112,10 @@ def least_squares(fun, x0, args=(), *, jac=None, jac_sparsity="auto", **kwargs):
     fun : callable
         ``fun(x, *args) -> ndarray of shape (m,)``, plain NumPy code; ``x`` a float64
         array of shape ``(n,)``.
-    x0 : array_like, shape (n,)
+    x0 : array_like of shape (n,)
     args : tuple
         Extra arguments of ``fun``: constants of the tape (a change re-records).
-    jac_sparsity : "auto", True or False
+    jac_sparsity : {"auto", True, False}
         Sparse Jacobians: ``"auto"`` when the pattern at ``x0`` has a density below 10%
         and ``n > 100`` (and the method allows them: not ``'lm'``, not
         ``tr_solver='exact'``), ``True`` always, ``False`` never.

@@ -199,7 +199,12 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 
     ``m`` is the maximum along ``axis`` (0 where it is not finite), recorded as a
     stop-gradient value: it cancels in the derivative, and a replay recomputes it, so the
-    shift keeps ``exp`` in range at every point.
+    shift keeps ``exp`` in range at every point. Arguments and result as SciPy's.
+
+    Raises
+    ------
+    NotDifferentiableError
+        ``return_sign=True`` (the sign has no derivative).
     """
     if return_sign:
         raise NotDifferentiableError("scipy.special.logsumexp(return_sign=True) on active "

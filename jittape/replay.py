@@ -10,43 +10,17 @@ guard that comes out differently on replay raises :class:`GuardFailure`.
 small cache of tapes per input shape.
 """
 
-import sys
-import threading
-import time
-
 import numpy as np
 
-from . import jitcache, tapefile
-from .compiler import CACHED_SECONDS, compile_seconds
-from .sweeps import for_tape
+from . import tapefile
 from .active import Active
-from .api import _CONTAINERS, _LEAF, _flatten_arg, _pack_grads, _record, like_input
-from .errors import GuardFailure, NonScalarOutputError
-from .ops import codes
+from .api import _CONTAINERS, _LEAF, _flatten_arg, _pack_grads, _record
+from .errors import NonScalarOutputError
+from .fastpath import _F64, FastReplay, guard_failure
+from .sweeps import for_tape
 
 
-def _guard_failure(record):
-    return GuardFailure(
-        f"guard at record {record} failed: the control flow recorded at the original point "
-        f"differs at the new inputs; record the function again there.", record)
-
-
-class _Work(threading.local):
-    """One tape's replay buffers in one thread, made by the thread's first replay and reused
-    by its later ones, so that a replay copies and zeroes only what it writes (the tape's
-    constants, a data matrix say, are copied once per thread) and replays from several
-    threads never share a buffer. ``val``/``adj``: the interpreter's value and adjoint
-    buffers (``adj`` is zeroed per replay outside large constants, whose adjoint slots are
-    never read); ``kval``/``kadj``: the compiled kernel's."""
-    val = adj = kval = kadj = None
-
-
-#: Constants of at least this many elements keep garbage in the interpreter's adjoint
-#: buffer instead of being zeroed per replay (fewer, larger spans to zero).
-_SKIP_ZEROING = 4096
-
-
-class Tape:
+class Tape(FastReplay):
     """A recorded function that replays at new inputs with the Numba sweeps.
 
     Create one with :func:`record` or load one with :func:`jittape.load`. Methods take the
@@ -73,15 +47,6 @@ class Tape:
     """
 
     treedefs = None  # structures of the differentiated arguments; None: plain arguments
-    #: When replays compile the tape (:meth:`compile`): ``"auto"`` once the time spent
-    #: replaying it through the interpreter exceeds the estimated compile time
-    #: (:func:`jittape.compiler.compile_seconds`: a fraction of a second when the kernel is in
-    #: the cache), the tiering rule of JIT compilers; ``True`` after the first replay (which
-    #: the interpreter answers); ``False`` never. A tape that does not compile is tried once.
-    auto_compile = "auto"
-    _spent = 0.0  # seconds of interpreted replays (scalar-output replays only)
-    _compile_tried = False
-    _cost = None  # estimated compile seconds, computed once the tape has cost the minimum
 
     def __init__(self, arrays, out_id, out_shape=(), out_value=0.0, single=True,
                  treedefs=None):
@@ -92,45 +57,6 @@ class Tape:
         self.single = bool(single)
         if treedefs is not None:
             self.treedefs = tuple(treedefs)  # the INPUT records are their float leaves
-        self._in_ids = None  # set on first replay
-        self._in_shapes = None
-        self._kernel = None  # set by compile(); not pickled (machine code)
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_kernel"] = None
-        for name in ("_work", "_zero_spans", "_val0_owner"):  # made again when needed
-            state.pop(name, None)
-        return state
-
-    def compile(self):
-        """Compile the tape into one specialised Numba function (:mod:`jittape.compiler`).
-
-        Later replays run it instead of the interpreter: scalar records become locals and
-        elementwise array records fuse into single loops. Takes about a second of Numba
-        compile time the first time a tape of this structure is seen (then cached on disk).
-        Returns ``self``.
-
-        Raises
-        ------
-        ValueError
-            For tapes that do not compile (see :func:`jittape.compiler.compile_tape`).
-        """
-        from .compiler import compile_tape
-        kernel, val0, pool, nadj = compile_tape(self)
-        t = self.arrays
-        x0 = np.concatenate([t.val[t.off[i]:t.off[i + 1]] for i in t.inputs])
-        module = sys.modules[kernel.py_func.__module__]
-        jitcache.FirstCall(module, "tape_kernel", f"a compiled tape of {self.n_records} "
-                           f"records")(val0.copy(), np.empty(nadj), x0, pool, True)  # now
-        self._kernel = (kernel, val0, pool, nadj)
-        self.__dict__.pop("_work", None)  # buffers of another kernel's layout
-        return self
-
-    @property
-    def compiled(self):
-        """Whether replays run a compiled kernel rather than the interpreter."""
-        return self._kernel is not None
 
     @property
     def n_records(self):
@@ -141,47 +67,6 @@ class Tape:
         return self.arrays.nbytes
 
     # --- sweeps ---
-    def _buffers(self):
-        """This thread's :class:`_Work` buffers of the tape."""
-        work = self.__dict__.get("_work")
-        return work if work is not None else self.__dict__.setdefault("_work", _Work())
-
-    def _values(self):
-        """This thread's value buffer: the recorded values the first time (constants in
-        place), then as the last replay in this thread left it."""
-        work = self._buffers()
-        if work.val is None:
-            work.val = self.arrays.val.copy()
-        return work.val
-
-    def _adjoints(self, everywhere):
-        """This thread's adjoint buffer, zeroed (``everywhere``, or except the slots of
-        large constants: no sweep reads a constant's adjoint)."""
-        work = self._buffers()
-        if work.adj is None:
-            work.adj = np.zeros(self.arrays.val.shape[0])
-            return work.adj
-        if everywhere:
-            work.adj[:] = 0.0
-            return work.adj
-        spans = self.__dict__.get("_zero_spans")
-        if spans is None:
-            spans = self._zero_spans = _spans_to_zero(self.arrays)
-        for lo, hi in spans:
-            work.adj[lo:hi] = 0.0
-        return work.adj
-
-    def _kernel_buffers(self):
-        """This thread's work buffers of the compiled kernel: the first thread takes the
-        kernel's ``val0`` itself, others a copy (constant slots are never written)."""
-        work = self._buffers()
-        if work.kval is None:
-            _, val0, _, nadj = self._kernel
-            owner = self.__dict__.setdefault("_val0_owner", threading.get_ident())
-            work.kval = val0 if owner == threading.get_ident() else val0.copy()
-            work.kadj = np.empty(nadj)
-        return work.kval, work.kadj
-
     def _forward(self, xs):
         """This thread's value buffer with ``xs`` loaded and the forward sweep run over it
         (valid until the next replay in this thread)."""
@@ -198,7 +83,7 @@ class Tape:
             val[lo:hi] = self._check_input(x, t.shape(i)).ravel()
         bad = for_tape(t).forward_sweep(*t.columns, val)
         if bad >= 0:
-            raise _guard_failure(bad)
+            raise guard_failure(bad)
         return val
 
     def _reverse(self, val, seed):
@@ -261,124 +146,27 @@ class Tape:
     # --- public replay ---
     def value(self, *xs):
         """f at new inputs: float (or ndarray for a vector output)."""
-        xs = self._flat(xs)
+        xs = xs if self.treedefs is None else self._flat(xs)
         if self.out_shape == () and self.out_id >= 0:
             return self._fast(xs, False)[0]
         return self._output(self._forward(xs))
 
-    def _interpret(self, xin, want_grad):
-        """Forward (and reverse) sweep from the concatenated inputs ``xin``: returns
-        ``(failed guard or -1, value, concatenated input adjoints)``."""
-        t = self.arrays
-        sw = t.sweeps or for_tape(t)
-        cols, spans, o = self._cols, self._spans, self._o_out
-        val = self._values()
-        if len(spans) == 1:
-            val[spans[0][0]:spans[0][1]] = xin
-        else:
-            pos = 0
-            for lo, hi in spans:
-                val[lo:hi] = xin[pos:pos + hi - lo]
-                pos += hi - lo
-        bad = sw.forward_sweep(*cols, val)
-        if bad >= 0 or not want_grad:
-            return bad, val[o], None
-        adj = self._adjoints(everywhere=False)
-        adj[o] = 1.0
-        sw.reverse_sweep(*cols, val, adj, self.out_id)
-        if len(spans) == 1:  # a copy: the buffer is the next replay's
-            return bad, val[o], adj[spans[0][0]:spans[0][1]].copy()
-        return bad, val[o], np.concatenate([adj[lo:hi] for lo, hi in spans])
-
-    def _tiered(self, xin, want_grad):
-        """An interpreted replay that counts its time, and compiles the tape once replays
-        have cost more than compiling would (see :attr:`auto_compile`)."""
-        t0 = time.perf_counter()
-        out = self._interpret(xin, want_grad)
-        self._spent += time.perf_counter() - t0
-        if self.auto_compile is True or self._hot():  # True: after the first replay
-            self._try_compile()
-        return out
-
-    def _try_compile(self):
-        self._compile_tried = True
-        try:
-            self.compile()
-        except ValueError:  # does not compile (too long): stays interpreted
-            return False
-        return True
-
-    def _hot(self):
-        if self._spent <= CACHED_SECONDS:
-            return False  # (cheap: most calls stop here)
-        if self._cost is None:
-            self._cost = compile_seconds(self)
-        return self._spent > self._cost
-
-    def _fast(self, xs, want_grad):
-        """Scalar output: load, forward and reverse sweep with little Python per call."""
-        t = self.arrays
-        if self._in_ids is None:
-            self._in_ids = np.asarray(t.inputs, dtype=np.int64)
-            self._in_shapes = [t.shape(i) for i in t.inputs]
-            self._spans = [(int(t.off[i]), int(t.off[i + 1])) for i in t.inputs]
-            self._cols = t.columns
-            self._o_out = int(t.off[self.out_id])
-        shapes = self._in_shapes
-        if len(xs) == 1:
-            x = xs[0]
-            if type(x) is not np.ndarray or x.dtype != np.float64 or x.shape != shapes[0]:
-                x = self._check_input(x, shapes[0])
-            xin = x.ravel() if x.ndim != 1 else x
-            if not (xin.flags.c_contiguous and xin.flags.writeable):
-                xin = xin.copy()  # one Numba specialization: contiguous, writeable float64
-        else:
-            if len(xs) != len(shapes):
-                raise TypeError(f"the tape was recorded with {len(shapes)} differentiated "
-                                f"argument(s), got {len(xs)}")
-            xin = np.concatenate([self._check_input(x, s).ravel() for x, s in zip(xs, shapes)])
-        if self._kernel is None and self.auto_compile and not self._compile_tried:
-            bad, value, g = self._tiered(xin, want_grad)
-        elif self._kernel is not None:
-            kernel, _, pool, _ = self._kernel
-            val, adj = self._kernel_buffers()
-            bad, value, g = kernel(val, adj, xin, pool, want_grad)
-        else:
-            bad, value, g = self._interpret(xin, want_grad)
-        if bad >= 0:
-            raise _guard_failure(bad)
-        if not want_grad:
-            return value, None
-        if self.single and self.treedefs is None:
-            return value, like_input(float(g[0]) if shapes[0] == () else g.reshape(shapes[0]),
-                                     xs[0])
-        grads, pos = [], 0
-        for s in shapes:
-            m = int(np.prod(s))
-            grads.append(float(g[pos]) if s == () else g[pos:pos + m].reshape(s))
-            pos += m
-        if self.treedefs is None:
-            grads = [like_input(gi, x) for gi, x in zip(grads, xs)]
-        return value, self._pack(grads)
-
-    @staticmethod
-    def _check_input(x, shape):
-        if np.shape(x) != shape:
-            raise ValueError(f"input shape {np.shape(x)} differs from the recorded shape "
-                             f"{shape}; record the function again for this shape "
-                             f"(jittape.taped does so automatically)")
-        return np.asarray(x, dtype=np.float64)
-
     def value_and_gradient(self, *xs, _val=None):
-        """``(f(xs), gradient)`` from one forward and one reverse sweep."""
-        self._require_scalar()
+        """``(f(xs), gradient)`` from one forward and one reverse sweep (or one call of the
+        compiled kernel)."""
+        if self.out_shape != ():
+            self._require_scalar()
         if _val is None and self.out_id >= 0:
-            return self._fast(self._flat(xs), True)
+            return self._fast(xs if self.treedefs is None else self._flat(xs), True)
         val = self._forward(self._flat(xs)) if _val is None else _val
         return self._output(val), self._input_adjoints(self._reverse(val, 1.0))
 
     def gradient(self, *xs):
         """The gradient at new inputs (float or ndarray of the input's shape)."""
+        if len(xs) == 1:  # value_and_gradient's path for one float64 array, calls fewer
+            x = xs[0]
+            if type(x) is np.ndarray and x.dtype is _F64 and x.shape == self._plain_shape:
+                return self._fast_plain(x, True)[1]
         return self.value_and_gradient(*xs)[1]
 
     def vjp(self, xs, cotangent, _val=None):
@@ -511,6 +299,10 @@ class Tape:
     def __str__(self):
         return self.format()
 
+    # traced sweeps and graphs (jittape.explain, jittape.graph): functions of the tape
+    from .explain import trace_gradient, trace_jvp
+    from .graph import render, to_dot
+
     def __repr__(self):
         return (f"<jittape.Tape: {self.n_records} records, {self.nbytes} bytes, "
                 f"output shape {self.out_shape}>")
@@ -526,21 +318,6 @@ class Tape:
                              "saved as .npz yet; pickle it, or record it with array "
                              "arguments")
         tapefile.save(self, path)
-
-
-def _spans_to_zero(t):
-    """``[(lo, hi), ...]``: the value slots of tape arrays ``t`` outside constants of at
-    least :data:`_SKIP_ZEROING` elements, as few spans."""
-    spans, lo = [], 0
-    for i in np.flatnonzero(t.op == codes.CONST):
-        a, b = int(t.off[i]), int(t.off[i + 1])
-        if b - a >= _SKIP_ZEROING:
-            if a > lo:
-                spans.append((lo, a))
-            lo = b
-    if t.val.shape[0] > lo:
-        spans.append((lo, int(t.val.shape[0])))
-    return spans
 
 
 def record(f, *args, argnums=0, **kwargs):

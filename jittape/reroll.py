@@ -22,11 +22,24 @@ classes, internal ones at the same position. A run of matching adjacent reps is 
 
 Values that a rep's record hands to code outside the rep (the running sum, the output) are
 *stored* in the compact value buffer, ``S`` slots per rep; their adjoints are read back
-from the adjoint buffer by the reverse loop, which recomputes the rep's primals first (no
-stored intermediates: Griewank & Walther, "Evaluating Derivatives", 2nd ed., sec. 12.1).
+from the adjoint buffer by the reverse loop, which recomputes the rep's cheap primals
+(additions, multiplications) and reads the others (divisions, calls) from a scratch buffer
+that the forward loop filled: the classic choice between storing and recomputing (Griewank
+& Walther, "Evaluating Derivatives", 2nd ed., sec. 12.1), made per op from its value
+expression (:func:`cheap`).
+
+How a segment's reps read a column is its *mode* (:func:`assign_modes`): per rep from its
+table row; once for the whole segment (``x[3*i]`` in the inner loop over j: the adjoint
+summed in a register, added once after the loop); from the previous rep in a register (the
+running sum; its adjoint handed back likewise); or as an earlier column that reads the same
+place (``x[i]`` written twice in the body). Adjacent segments of one body (one per outer
+iteration i) are called from one loop over their arguments, so that the kernel holds one
+copy of each loop function, whatever the number of segments.
 """
 
+import ast
 import bisect
+import re
 
 import numpy as np
 
@@ -41,6 +54,24 @@ MIN_COVER = 32
 MAX_BODY = 256
 #: Bodies storing at most this many values preaccumulate their partials (:func:`body_source`).
 MAX_PREACCUMULATED = 4
+#: Column modes (:func:`assign_modes`): a table column read per rep; one read by every rep
+#: of a segment at the same place (``FIXED``); ``(CARRY, u)``: rep r > 0 reads the value of
+#: position u of rep r - 1 (a running sum); ``(SAME, c)``: every rep reads it where it reads
+#: the earlier column c (``x[i]`` written twice in the loop body).
+ROW, FIXED, CARRY, SAME = "row", "fixed", "carry", "same"
+
+
+_CHEAP = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Constant, ast.Load, ast.Add,
+          ast.Sub, ast.Mult, ast.USub, ast.UAdd)
+
+
+def cheap(op):
+    """Whether a record of ``op`` is cheaper to recompute than to store and load: a leaf or
+    slice, or an elementwise value that only adds, subtracts and multiplies (its table
+    expression; a division, a comparison or a call is not cheap)."""
+    if not op.elementwise:
+        return True
+    return all(isinstance(n, _CHEAP) for n in ast.walk(ast.parse(op.value, mode="eval")))
 
 
 def forwards(t, i, size):
@@ -79,35 +110,62 @@ class Segment:
 class Body:
     """The code shared by the segments of one signature: ``key`` (per position, the record's
     signature and the classes of its operands), ``stored`` (positions whose value leaves
-    the rep) and ``width`` (table columns: external operands, in position order)."""
+    the rep), ``width`` (table columns: external operands, in position order) and ``modes``
+    (per column, how its segments read it: :func:`assign_modes`)."""
 
-    def __init__(self, key, index):
+    def __init__(self, key, index, modes=None):
         self.key, self.index = key, index
         self.stored = set()
         self.width = sum(1 for _, opd in key for cls in opd if cls[0] != "i")
+        self.modes = tuple(modes) if modes is not None else (ROW,) * self.width
 
     def slots(self):
         return sorted(self.stored)
 
     @property
     def preacc(self):
-        """Whether the forward loop preaccumulates the rep's partials: few stored values,
-        and a record calling a function (``math.exp``...) that recomputation would repeat.
-        Measured on the pair loops at N = 38: 2.2x hand Numba preaccumulated against 2.6x
-        recomputed for Morse (an exp and a sqrt per pair), but 4.0x against 3.2x for
-        Lennard-Jones (arithmetic only: storing and reloading the partials costs more)."""
+        """Whether the forward loop preaccumulates the rep's partials: two to
+        :data:`MAX_PREACCUMULATED` stored values, and a record calling a function
+        (``math.exp``...). Otherwise the reverse loop recomputes the rep's cheap values and
+        reads the others from the forward loop (:meth:`saved`). Measured (gradient kernels,
+        preaccumulated vs recomputed with saved values): one stored value, recomputed wins:
+        Morse pairs at N = 38 (an exp and a square root each) 13.2 vs 10.7 us, Lennard-Jones
+        8.4 vs 6.2 us, loops of softplus, of exp(-p^2) with p a polynomial, of a polynomial
+        by 5 to 15%; two running values with an exp and a sin (``_two_sums`` of the tests),
+        preaccumulated wins, 12.4 vs 13.4 us."""
         calls = any("math." in OPS[sig[0]].value for sig, _ in self.key
                     if OPS[sig[0]].elementwise)
-        return calls and len(self.stored) <= MAX_PREACCUMULATED
+        return calls and 2 <= len(self.stored) <= MAX_PREACCUMULATED
+
+    def saved(self):
+        """Positions whose values the forward loop of a body that is not preaccumulated
+        stores in the scratch buffer for the reverse loop, which reads them instead of
+        recomputing them: the results of ops that are not cheap (:func:`cheap`). Measured
+        on the Lennard-Jones pairs at N = 38 (a division each): the gradient kernel in
+        6.2 us instead of 7.2 us, 1.7x hand Numba: the reverse loop's chain of dependent
+        operations no longer passes through a division."""
+        if self.preacc:
+            return []
+        return [u for u, (sig, _) in enumerate(self.key) if not cheap(OPS[sig[0]])]
 
     @property
     def jac_stride(self):
-        """Slots per rep of the partials a preaccumulating body stores (0 if not)."""
-        return len(self.stored) * self.width if self.preacc else 0
+        """Scratch slots per rep: the partials a preaccumulating body stores, the saved
+        values of another."""
+        return len(self.stored) * len(self.live()) if self.preacc else len(self.saved())
 
     def columns(self):
         """The operand class of each table column."""
         return [cls for _, opd in self.key for cls in opd if cls[0] != "i"]
+
+    def live(self):
+        """The columns that are loaded and get adjoints: all but ``SAME`` ones."""
+        return [c for c, m in enumerate(self.modes) if _mode(m) != SAME]
+
+    def canon(self, c):
+        """The column whose load and adjoint column c shares."""
+        m = self.modes[c]
+        return m[1] if _mode(m) == SAME else c
 
 
 class _Tape:
@@ -270,19 +328,88 @@ def mark_stored(segments, bodies, consumers, out):
                     body.stored.add(u)
 
 
+def _columns(t, seg, size):
+    """Per rep of ``seg``, per table column: (the operand's offset from the rep's start,
+    where its value lives: (record, element) through scalar slices)."""
+    out = []
+    for r in range(seg.reps):
+        lo = seg.start + r * seg.length
+        out.append([(j - lo, _resolve(t, i if forwards(t, i, size) else j, size))
+                    for i in range(lo, lo + seg.length) for j in operands(t, i) if j < lo])
+    return out
+
+
 def table_rows(t, seg, size, loc):
     """The table rows of ``seg``: per rep, the buffer position of each external operand
     (``loc(j)`` for the record j holding it, plus the element's index for a slice)."""
-    rows = []
-    for r in range(seg.reps):
-        lo = seg.start + r * seg.length
-        for i in range(lo, lo + seg.length):
-            for j in operands(t, i):
-                if j < lo:
-                    j, k = _resolve(t, i if forwards(t, i, size) else j, size)
-                    rows.append(loc(j) + k)
-    return rows
+    return [loc(j) + k for row in _columns(t, seg, size) for _, (j, k) in row]
 
+
+_ANY = "any"
+
+
+def _capabilities(t, seg, size):
+    """Per column of ``seg``: (whether every rep reads it at one place, the position u of
+    the previous rep that reps r > 0 read there, ``_ANY`` for one rep, or None; the earlier
+    columns that every rep reads at the same place)."""
+    cols = _columns(t, seg, size)
+    caps = []
+    for c, (_, first) in enumerate(cols[0]):
+        same = {e for e in range(c) if all(row[e][1] == row[c][1] for row in cols)}
+        fixed = all(row[c][1] == first for row in cols[1:])
+        carry = _ANY if seg.reps == 1 else None
+        if seg.reps > 1:  # the same position of the previous rep, read as itself
+            u = cols[1][c][0] + seg.length
+            lo = seg.start - seg.length  # (of rep r - 1, for rep r)
+            if 0 <= u < seg.length and all(row[c][1] == (lo + r * seg.length + u, 0)
+                                           for r, row in enumerate(cols) if r):
+                carry = u
+        caps.append((fixed, carry, same))
+    return caps
+
+
+def _compatible(modes, caps):
+    def fits(m, fixed, carry, same):
+        kind = _mode(m)
+        return (kind == ROW or (kind == FIXED and fixed) or (kind == SAME and m[1] in same)
+                or (kind == CARRY and carry in (_ANY, m[1])))
+    return all(fits(m, *cap) for m, cap in zip(modes, caps))
+
+
+def _preferred(caps, reps):
+    modes = []
+    for fixed, carry, same in caps:
+        if same:  # (a fixed or carried column's duplicate is fixed or carried alike)
+            modes.append((SAME, min(same)))
+        elif reps == 1:
+            modes.append(ROW)
+        else:
+            modes.append(FIXED if fixed else ROW if carry is None else (CARRY, carry))
+    return modes
+
+
+def assign_modes(t, size, segments, bodies):
+    """Give each segment a body whose column modes it satisfies, making new bodies (variants
+    of a signature) where none does; returns the new list of bodies.
+
+    A column that every rep of a segment reads at one place (``x[3 * i]`` in an inner loop
+    over j) is ``FIXED``: loaded once before the loop, its adjoint summed in a register and
+    added once after it. A column through which rep r > 0 reads a value of rep r - 1 (a
+    running sum) is ``CARRY``: the value passes in a register from one iteration to the next,
+    and its adjoint back in the reverse loop (the values are stored still, for other readers
+    and the reverse loop's recomputation). Big segments choose first; one-rep segments fit
+    any variant."""
+    variants, out = {}, []
+    for seg in sorted(segments, key=lambda seg: -seg.length * seg.reps):
+        key = bodies[seg.body].key
+        caps = _capabilities(t, seg, size)
+        body = next((b for b in variants.get(key, ()) if _compatible(b.modes, caps)), None)
+        if body is None:
+            body = Body(key, len(out), _preferred(caps, seg.reps))
+            variants.setdefault(key, []).append(body)
+            out.append(body)
+        seg.body = body.index
+    return out
 
 
 class Rerolling:
@@ -295,6 +422,7 @@ class Rerolling:
         self.segments, self.bodies = [], []
         if int(np.count_nonzero(self.size == 1)) >= REROLL_RECORDS:
             self.segments, self.bodies = find_segments(self.t, self.size)
+            self.bodies = assign_modes(self.t, self.size, self.segments, self.bodies)
             mark_stored(self.segments, self.bodies, self.consumers, self.out)
         self.seg_at = {seg.start: seg for seg in self.segments}
         self.seg_of = {}  # record of a rerolled rep -> its segment
@@ -308,6 +436,14 @@ class Rerolling:
                        if i not in self.seg_of and i != self.out and self.consumers[i]
                        and forwards(self.t, i, self.size)
                        and all(c in self.seg_of for c in self.consumers[i])}
+        # runs of segments of one body with no code between them: one loop of calls each
+        self.runs, run = {}, None
+        for seg in self.segments:
+            if run and run[-1].body == seg.body and all(
+                    j in self.unused for j in range(run[-1].stop, seg.start)):
+                run.append(seg)
+            else:
+                run = self.runs[seg.start] = [seg]
 
     def _local(self, i):
         """Whether scalar record i has the locals ``v<i>``/``g<i>`` in the kernel."""
@@ -326,33 +462,61 @@ class Rerolling:
 
     def tables(self, base):
         """The index tables of the segments, laid out from position ``base`` of the kernel's
-        int array (sets each segment's ``tb``)."""
+        int array (sets each segment's ``tb``), then the arguments ``(tb, reps, vb, jb)`` of
+        the segments of each run of several (:attr:`run_args`: where they start)."""
         rows = []
         for seg in self.segments:
             seg.tb = base + len(rows)
             rows += table_rows(self.t, seg, self.size,
                                lambda j: self.xp[j] if j in self.xp else self.bo[j])
+        self.run_args = {}
+        for start, run in self.runs.items():
+            if len(run) > 1:
+                self.run_args[start] = base + len(rows)
+                rows += [v for seg in run for v in (seg.tb, seg.reps, seg.vb, seg.jb)]
         return np.asarray(rows, dtype=np.int64)
 
     def _segment(self, seg):
-        """A rerolled segment: one call of its body's forward loop, one of its reverse loop;
-        values that straight-line code reads are loaded into locals after it."""
-        # np.int64(): Numba compiles a callee once per distinct *literal* int argument
-        args = (f"pool, np.int64({seg.tb}), np.int64({seg.reps}), np.int64({seg.vb}), "
-                f"np.int64({seg.jb})")
-        call = f"(val, jac, xin, {args})"
-        if self.bodies[seg.body].preacc:  # not one loop with a branch: that halves its speed
-            self.F("if want_grad:")
-            self.F(f"rb{seg.body}_g{call}", 1)
-            self.F("else:")
-            self.F(f"rb{seg.body}_f{call}", 1)
+        """The calls of a run of segments (at its first): its body's forward loop, and its
+        reverse loop in the reverse sweep, once per segment; values that straight-line code
+        reads are loaded into locals after them. The calls of a run of several segments are
+        a loop over their arguments in the kernel's int array: one call site instead of one
+        per segment (each a copy of the loop, once LLVM inlines it: measured, the LJ kernel
+        at N = 38, 37 segments, compiles in 4 s instead of 7 s)."""
+        run = self.runs.get(seg.start)
+        if run is None:
+            return  # emitted with the run
+        b = seg.body
+        if len(run) == 1:
+            # np.int64(): Numba compiles a callee once per distinct *literal* int argument
+            args = (f"pool, np.int64({seg.tb}), np.int64({seg.reps}), np.int64({seg.vb}), "
+                    f"np.int64({seg.jb})")
+            each, back = [], []
         else:
-            self.F(f"rb{seg.body}_f{call}")
-        loads = [i for i in range(seg.start, seg.stop) if i in self.loaded]
+            args = "pool, pool[k], pool[k + 1], pool[k + 2], pool[k + 3]"
+            pb, pe = self.run_args[seg.start], self.run_args[seg.start] + 4 * len(run)
+            each, back = [f"for k in range({pb}, {pe}, 4):"], [
+                f"for k in range({pe - 4}, {pb - 4}, -4):"]
+        d = len(each)
+        call = f"(val, jac, xin, {args})"
+        if self.bodies[b].preacc:  # not one loop with a branch: that halves its speed
+            self.F("if want_grad:")
+            for x in each:
+                self.F(x, 1)
+            self.F(f"rb{b}_g{call}", 1 + d)
+            self.F("else:")
+            for x in each:
+                self.F(x, 1)
+            self.F(f"rb{b}_f{call}", 1 + d)
+        else:
+            for x in each:
+                self.F(x)
+            self.F(f"rb{b}_f{call}", d)
+        loads = [i for sg in run for i in range(sg.start, sg.stop) if i in self.loaded]
         for i in loads:
             self.F(f"v{i} = val[{self.bo[i]}]")
-        self.R([(0, f"adj[{self.bo[i]}] += g{i}") for i in loads] +
-               [(0, f"rb{seg.body}_r(val, jac, xin, adj, gx, {args})")])
+        self.R([(0, f"adj[{self.bo[i]}] += g{i}") for i in loads] + [(0, x) for x in back] +
+               [(d, f"rb{b}_r(val, jac, xin, adj, gx, {args})")])
 
 
 def _read(cls, col):
@@ -360,27 +524,76 @@ def _read(cls, col):
     return f"u{cls[1]}" if cls[0] == "i" else f"x{col}"
 
 
-def _loads(body):
-    """The rep's external operands, loaded once into ``x<col>`` (loads written out again
-    after the adjoint stores of a reverse loop could not be reordered by LLVM)."""
-    return [f"x{c} = {'xin' if cls[1] == 'in' else 'val'}[tab[q + {c}]]"
-            for c, cls in enumerate(body.columns())]
+def _at(buf, base, k):
+    """``buf[base + k]``. Indices are unsigned (``base`` a uint64, ``k`` one of the module's
+    constants ``_U<k> = np.uint64(k)``): that spares Numba's test for negative indices
+    (measured: a third of the instructions of the LJ pair's reverse loop)."""
+    return f"{buf}[{base} + _U{k}]" if k else f"{buf}[{base}]"
 
 
-def _stores(body):
-    """The reverse loop's adjoint contributions ``a<col>``, stored at the end of the rep."""
-    return [f"{'gx' if cls[1] == 'in' else 'adj'}[tab[q + {c}]] += a{c}"
-            for c, cls in enumerate(body.columns())]
+def _column(body, c, row):
+    """Where column c of table row ``row`` (``q``: the rep's, ``q0``: the first) points; the
+    table's entries are cast to unsigned (measured: the LJ kernel compiles 0.5 s faster
+    than with a ``uint64`` view of the table)."""
+    buf = "xin" if body.columns()[c][1] == "in" else "val"
+    return f"{buf}[np.uint64({_at('tab', row, c)})]"
+
+
+def _adjoint(body, c, row):
+    return _column(body, c, row).replace("xin", "gx", 1).replace("val", "adj", 1)
+
+
+def _loads(body, modes, row):
+    """Loads ``x<col>`` of the columns whose mode is in ``modes``, from table row ``row``
+    (``q``: the rep's, in the loop; ``q0``: the first, before it)."""
+    return [f"x{c} = {_column(body, c, row)}" for c, m in enumerate(body.modes)
+            if _mode(m) in modes]
+
+
+def _mode(m):
+    """The kind of column mode ``m``: ``ROW``, ``FIXED``, ``CARRY`` or ``SAME``."""
+    return m if isinstance(m, str) else m[0]
+
+
+def _of(body, *kinds):
+    """The columns whose mode is of one of ``kinds``."""
+    return [c for c, m in enumerate(body.modes) if _mode(m) in kinds]
+
+
+def _rep_stores(body):
+    """End of a rep of a reverse loop: the adjoints ``a<col>`` of its row columns added to
+    the buffers, a carried column's handed to the next (earlier) rep in ``k<col>``."""
+    return [f"{_adjoint(body, c, 'q')} += a{c}" if _mode(m) == ROW else f"k{c} = a{c}"
+            for c, m in enumerate(body.modes) if _mode(m) in (ROW, CARRY)]
+
+
+def _after_stores(body):
+    """After a reverse loop: fixed columns' sums and the first rep's carried adjoints."""
+    return [f"{_adjoint(body, c, 'q0')} += {'a' if _mode(m) == FIXED else 'k'}{c}"
+            for c, m in enumerate(body.modes) if _mode(m) in (FIXED, CARRY)]
+
+
+def _seeds(body):
+    """The seed of each stored position's adjoint in a reverse loop: the buffer's, plus
+    what the next rep carried back."""
+    slots = body.slots()
+    carried = {}
+    for c, m in enumerate(body.modes):
+        if _mode(m) == CARRY:
+            carried.setdefault(m[1], []).append(f"k{c}")
+    return {u: " + ".join([_at("adj", "s", n)] + carried.get(u, []))
+            for n, u in enumerate(slots)}
 
 
 def _forward_lines(body):
-    """Per position: (line computing u<pos>, [(operand code, column or None, class)])."""
+    """Per position: (line computing u<pos>, [(operand class, column or None)]); a column
+    that repeats another (``SAME``) is named as that one."""
     lines, col = [], 0
     for u, (sig, classes) in enumerate(body.key):
         op = OPS[sig[0]]
         refs = []
         for cls in classes:
-            refs.append((cls, None if cls[0] == "i" else col))
+            refs.append((cls, None if cls[0] == "i" else body.canon(col)))
             col += cls[0] != "i"
         reads = [_read(cls, c) for cls, c in refs]
         if sig[0] == codes.CONST:
@@ -404,7 +617,9 @@ def _partial(cls, col):
 
 
 def _reverse_lines(body, fwd, target):
-    """The adjoint code of one rep, last record first (``h<u>``: adjoint of ``u<u>``)."""
+    """The adjoint code of one rep, last record first (``h<u>``: adjoint of ``u<u>``).
+    Adjoints start at -0.0, not 0.0: ``-0.0 + v`` is ``v`` for every v, so LLVM drops the
+    first addition (``0.0 + v`` is not ``v`` for v = -0.0)."""
     out = []
     for u in range(len(body.key) - 1, -1, -1):
         sig, _ = body.key[u]
@@ -429,17 +644,18 @@ def _preaccumulate(body, fwd):
     """Lines of a forward loop that store, after the rep's values, the partials of each
     stored value with respect to each table column (one local reverse sweep per stored
     value, seeded with 1)."""
-    slots, w, n = body.slots(), body.width, len(body.key)
+    slots, live, n = body.slots(), body.live(), len(body.key)
+    w = len(live)
     lines = []
     for m, u in enumerate(slots):
-        lines += [f"h{v} = {'1.0' if v == u else '0.0'}" for v in range(n)]
-        lines += [f"p{c} = 0.0" for c in range(w)]
+        lines += [f"h{v} = {'1.0' if v == u else '-0.0'}" for v in range(n)]
+        lines += [f"p{c} = -0.0" for c in live]
         lines += _reverse_lines(body, fwd, _partial)
-        lines += [f"jac[p + {m * w + c}] = p{c}" for c in range(w)]
+        lines += [f"{_at('jac', 'p', m * w + k)} = p{c}" for k, c in enumerate(live)]
     return lines
 
 
-def body_source(body):
+def body_source(body, inline=False):
     """The loop functions of ``body``: forward ``rb<b>_f(val, jac, xin, tab, tb, R, vb,
     jb)``, forward with preaccumulation ``rb<b>_g`` (same arguments; for a preaccumulating
     body only) and reverse ``rb<b>_r(val, jac, xin, adj, gx, tab, tb, R, vb, jb)``. They run
@@ -453,33 +669,67 @@ def body_source(body):
     its forward loop ``rb<b>_g`` also stores each stored value's partials with respect to the table
     columns (in ``jac``, a scratch buffer that is never copied or zeroed), so the reverse
     loop is one multiply-add per column and stored value, with no recomputation. Otherwise
-    the reverse loop recomputes the rep's values and runs its adjoints."""
+    the reverse loop recomputes the rep's values and runs its adjoints. Columns are read
+    as their modes say (:func:`assign_modes`)."""
     b, w, slots = body.index, body.width, body.slots()
     fwd = _forward_lines(body)
-    head = [f"        q = tb + r * {w}", f"        s = vb + r * {len(slots)}",
-            f"        p = jb + r * {body.jac_stride}"]
+    head = [f"        q = np.uint64(tb + r * {w})",
+            f"        s = np.uint64(vb + r * {len(slots)})",
+            f"        p = np.uint64(jb + r * {body.jac_stride})"]
     args = "val, jac, xin, tab, tb, R, vb, jb"
-    values = ["        " + line for line in _loads(body) + [line for line, _ in fwd]]
-    values += [f"        val[s + {m}] = u{u}" for m, u in enumerate(slots)]
-    f = [f"def rb{b}_f({args}):", "    for r in range(R):", *head, *values]
+    # forward: fixed and carried columns loaded before the loop, a carried one then passed on
+    pre = ["    q0 = np.uint64(tb)"]
+    pre += ["    " + line for line in _loads(body, (FIXED, CARRY), "q0")]
+    loads = ["        " + line for line in _loads(body, (ROW,), "q")]
+    values = ["        " + line for line, _ in fwd]
+    stores = [f"        {_at('val', 's', m)} = u{u}" for m, u in enumerate(slots)]
+    stores += [f"        x{c} = u{m[1]}" for c, m in enumerate(body.modes) if _mode(m) == CARRY]
+    saved = body.saved()
+    keep = [f"        {_at('jac', 'p', k)} = u{u}" for k, u in enumerate(saved)]
+    f = [f"def rb{b}_f({args}):", *pre, "    for r in range(R):", *head, *loads, *values,
+         *keep, *stores]
     r = [f"def rb{b}_r(val, jac, xin, adj, gx, tab, tb, R, vb, jb):",
-         "    for r in range(R - 1, -1, -1):", *head]
+         "    q0 = np.uint64(tb)"]
+    r += [f"    a{c} = -0.0" for c in _of(body, FIXED)]
+    r += [f"    k{c} = -0.0" for c in _of(body, CARRY)]
+    seeds = _seeds(body)
     g = []
     if body.preacc:
-        g = [f"def rb{b}_g({args}):", "    for r in range(R):", *head, *values]
-        g += ["        " + x for x in _preaccumulate(body, fwd)]
-        r += [f"        h{m} = adj[s + {m}]" for m in range(len(slots))]
-        for c in range(w):
-            terms = " + ".join(f"h{m} * jac[p + {m * w + c}]" for m in range(len(slots)))
-            r.append(f"        a{c} = {terms}")
-    else:
-        r += values[:len(values) - len(slots)]  # the values, not their stores
-        seeded = dict((u, m) for m, u in enumerate(slots))
-        r += [f"        h{u} = " + (f"adj[s + {seeded[u]}]" if u in seeded else "0.0")
-              for u in range(len(body.key))]
-        r += [f"        a{c} = 0.0" for c in range(w)]
+        g = [f"def rb{b}_g({args}):", *pre, "    for r in range(R):", *head, *loads, *values]
+        g += ["        " + x for x in _preaccumulate(body, fwd)] + stores
+        r += ["    for r in range(R - 1, -1, -1):", *head]
+        r += [f"        h{m} = {seeds[u]}" for m, u in enumerate(slots)]
+        live = body.live()
+        for k, c in enumerate(live):
+            terms = " + ".join(f"h{m} * {_at('jac', 'p', m * len(live) + k)}"
+                               for m in range(len(slots)))
+            r.append(f"        a{c} {'+' if body.modes[c] == FIXED else ''}= {terms}")
+    else:  # recompute the values (a carried column's primal read from the table)
+        r += ["    " + line for line in _loads(body, (FIXED,), "q0")]
+        r += ["    for r in range(R - 1, -1, -1):", *head]
+        r += ["        " + line for line in _loads(body, (ROW, CARRY), "q")]
+        loaded = {u: f"        u{u} = {_at('jac', 'p', k)}" for k, u in enumerate(saved)}
+        r += [loaded.get(u, line) for u, line in enumerate(values)]
+        r += [f"        h{u} = {seeds.get(u, '-0.0')}" for u in range(len(body.key))]
+        r += [f"        a{c} = -0.0" for c in _of(body, ROW, CARRY)]
         r += ["        " + line for line in _reverse_lines(body, fwd, _target)]
-    r += ["        " + line for line in _stores(body)]
-    deco = '@njit(nogil=True, error_model="numpy")\n'
+    r += ["        " + line for line in _rep_stores(body)]
+    r += ["    " + line for line in _after_stores(body)]
+    # inlined by Numba where each is called once (a run's loop of calls): as fast as LLVM's
+    # inlining at every call site, without compiling a copy per site
+    deco = ('@njit(nogil=True, error_model="numpy", inline="always")\n' if inline else
+            '@njit(nogil=True, error_model="numpy")\n')
     src = "\n\n\n".join(deco + "\n".join(x) for x in (g, f, r) if x)
     return src + "\n", len(f) + len(g) + len(r)
+
+
+def loops_source(bodies, sites):
+    """The loop functions of ``bodies`` (:func:`body_source`; inlined where ``sites``, the
+    number of call sites by body index, is 1) after the unsigned constants ``_U<k>`` they
+    index with (Numba freezes a module's globals into its code). Returns ``(source, number
+    of lines)``."""
+    parts = [body_source(b, sites.get(b.index) == 1) for b in bodies]
+    src = "\n\n".join(part for part, _ in parts)
+    used = sorted({int(k) for k in re.findall(r"\b_U(\d+)\b", src)})
+    consts = "".join(f"_U{k} = np.uint64({k})\n" for k in used)
+    return (consts + "\n\n" + src if consts else src), len(used) + sum(n for _, n in parts)

@@ -80,8 +80,9 @@ CONST_OPS = [
     C("mulc", [np.multiply], "x * c", "c", "z = x * c; xbar += zbar * c"),
     C("divc", [np.divide], "x / c", "1.0 / c", "z = x / c; xbar += zbar / c"),
     C("rsubc", [np.subtract], "c - x", "-1.0", "z = c - x; xbar += -zbar"),
-    C("rdivc", [np.divide], "c / x", "-z / x", "z = c / x; xbar += -zbar * z / x",
-      lo=0.5, hi=2.0),
+    # -c / x^2 from z alone (no division for c = 1, no x in the reverse sweep); c = 0: -z / x
+    C("rdivc", [np.divide], "c / x", "-(z / c) * z if c != 0.0 else -z / x",
+      "z = c / x; xbar += -zbar * z^2 / c   (-zbar * z / x for c = 0)", lo=0.5, hi=2.0),
     C("powc", [np.power], "powc(x, c)", "pow_dx(x, c, z)",
       "z = x^c; xbar += zbar * c * x^(c-1)", lo=0.3, hi=2.0),
     C("rpowc", [np.power], "c ** x", "0.0 if z == 0.0 else z * math.log(c)",
@@ -95,8 +96,9 @@ BINARY_OPS = [
       scalar=operator.sub),
     B("mul", [np.multiply], "x * y", ("y", "x"), "xbar += zbar * y; ybar += zbar * x",
       scalar=operator.mul),
-    B("div", [np.divide], "x / y", ("1.0 / y", "-z / y"),
-      "xbar += zbar / y; ybar += -zbar * z / y", scalar=operator.truediv, lo=0.3),
+    # one division for both partials (the second reuses the first: t = 1 / y)
+    B("div", [np.divide], "x / y", ("1.0 / y", "-(1.0 / y) * z"),
+      "t = 1 / y; xbar += zbar * t; ybar += -zbar * t * z", scalar=operator.truediv, lo=0.3),
     B("pow", [np.power], "x ** y", ("pow_dx(x, y, z)", "0.0 if z == 0.0 else z * math.log(x)"),
       "xbar += zbar * y * x^(y-1); ybar += zbar * z * log(x)   (0 where z = 0)", scalar=math.pow,
       lo=0.3),

@@ -159,9 +159,9 @@ def for_tape(t):
                 s = _BY_OPCODES[key] = for_codes(t.op.tolist())
                 if len(_BY_OPCODES) > 4096:
                     _BY_OPCODES.clear()
-        else:
+        else:  # the opcodes present: a count per opcode, no sort of the whole column
             import numpy as np
-            s = for_codes(np.unique(t.op).tolist())
+            s = for_codes(np.flatnonzero(np.bincount(t.op)).tolist())
         t.sweeps = s
     return s
 

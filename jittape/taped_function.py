@@ -1,9 +1,9 @@
 """Record once, replay many times, re-record when needed: :func:`taped`.
 
 A :class:`TapedFunction` keeps the tapes (:class:`jittape.Tape`) of a function, replays the
-one recorded for the arguments' shapes and constants, records again when a guard fails, and
-compiles a tape (:meth:`jittape.Tape.compile`) once interpreting it has cost more than
-compiling would (the tiering rule of JIT compilers).
+one recorded for the arguments' shapes and constants and records again when a guard fails.
+Each tape compiles itself once interpreting it has cost more than compiling would (the
+tiering rule of JIT compilers, :class:`jittape.Tape`).
 """
 
 from dataclasses import dataclass
@@ -29,12 +29,25 @@ class ReplayStats:
     compilations: int = 0
 
 
+_NO_CONSTS = ([], {})  # the constants of a call with no other arguments (never mutated)
+
+
 class _Entry:
     __slots__ = ("key", "tape", "consts", "counted")
 
     def __init__(self, key, tape, consts):
         self.key, self.tape, self.consts = key, tape, consts
-        self.counted = False  # its compilation counted in the stats
+        self.counted = False  # its compilation is in stats.compilations
+
+
+# what each method of TapedFunction asks of a tape: (tape, xs, val) -> result, where val is
+# the recording's value buffer on the call that recorded the tape, else None
+def _value_and_grad(t, xs, val):
+    return t.value_and_gradient(*xs) if val is None else t.value_and_gradient(*xs, _val=val)
+
+
+def _grad(t, xs, val):
+    return t.gradient(*xs) if val is None else t.value_and_gradient(*xs, _val=val)[1]
 
 
 def _snapshot(x):
@@ -67,10 +80,12 @@ class TapedFunction:
     ``stats`` is a :class:`ReplayStats`.
 
     ``compile`` chooses when a tape is compiled (:meth:`Tape.compile`): ``"auto"`` (default)
-    once the time spent replaying it through the interpreter exceeds an estimate of the compile
-    time, so compiling never costs more than about twice what it saves (the tiering rule of
-    JIT compilers); ``True`` at its first replay; ``False`` never (each tape's
-    :attr:`Tape.auto_compile`). Tapes that do not compile (too long) stay interpreted.
+    as every :class:`Tape` does, once the time spent replaying it through the interpreter
+    exceeds an estimate of the compile time (on a background thread, interpreted replays
+    going on meanwhile), so compiling never costs more than about twice what it saves (the
+    tiering rule of JIT compilers), keeping the kernel only if its first replays beat the
+    interpreter's; ``True`` after its first replay, kept; ``False`` never. Tapes that do not
+    compile (too long) stay interpreted and are not tried again.
     """
 
     def __init__(self, f, argnums=0, max_tapes=8, compile="auto"):
@@ -82,16 +97,53 @@ class TapedFunction:
         self.compile = compile
         self.stats = ReplayStats()
         self._entries = []
+        self._nums = {}  # number of positional arguments -> (differentiated, the others)
+        self._hot = None  # see _run
         self.__name__ = getattr(f, "__name__", "taped")
         self.__doc__ = getattr(f, "__doc__", None)
 
+    def _split(self, nargs):
+        """``(argnums, the other positions)`` for calls with ``nargs`` positional arguments."""
+        split = self._nums.get(nargs)
+        if split is None:
+            _, nums = _normalize_argnums(self.argnums, nargs)
+            split = self._nums[nargs] = (nums, tuple(i for i in range(nargs) if i not in nums))
+        return split
+
     def _run(self, args, kwargs, method):
-        _, nums = _normalize_argnums(self.argnums, len(args))
-        xs = tuple(args[n] for n in nums)
-        key = tuple(_arg_key(args[n], lambda: _arg_name(self.f, n)) for n in nums)
-        others = [a for i, a in enumerate(args) if i not in nums]
+        hot = self._hot  # (shape, front entry) when that was a call f(x) of one array x
+        if hot is not None and len(args) == 1 and not kwargs:
+            x = args[0]
+            if type(x) is np.ndarray and x.shape == hot[0]:  # what _lookup would try first
+                e = hot[1]
+                try:
+                    result = method(e.tape, args, None)
+                except GuardFailure:
+                    self.stats.guard_failures += 1
+                    return self._lookup(args, kwargs, method, e)
+                self.stats.replays += 1
+                if not e.counted and e.tape._kernel is not None:
+                    self._count_compile(e)
+                return result
+        return self._lookup(args, kwargs, method, None)
+
+    def _lookup(self, args, kwargs, method, failed):
+        """:meth:`_run` by searching the tapes (``failed``: one whose guard just failed)."""
+        nums, rest = self._split(len(args))
+        if len(nums) == 1:
+            x = args[nums[0]]
+            xs = (x,)
+            key = ((x.shape if type(x) is np.ndarray else
+                    _arg_key(x, lambda: _arg_name(self.f, nums[0]))),)
+        else:
+            xs = tuple(args[n] for n in nums)
+            key = tuple(_arg_key(args[n], lambda: _arg_name(self.f, n)) for n in nums)
+        plain = not rest and not kwargs  # no constants to compare
+        others = [args[i] for i in rest] if rest else []
+        hot = plain and len(args) == 1 and type(args[0]) is np.ndarray
         for idx, e in enumerate(self._entries):
-            if e.key != key or not self._consts_match(e.consts, others, kwargs):
+            if e is failed or e.key != key or not (plain and e.consts is _NO_CONSTS) and \
+                    not self._consts_match(e.consts, others, kwargs):
                 continue
             try:
                 result = method(e.tape, xs, None)
@@ -99,22 +151,30 @@ class TapedFunction:
                 self.stats.guard_failures += 1
                 continue
             self.stats.replays += 1
-            if e.tape.compiled and not e.counted:
-                e.counted = True
-                self.stats.compilations += 1
+            if not e.counted and e.tape._kernel is not None:
+                self._count_compile(e)
             if idx:
                 self._entries.insert(0, self._entries.pop(idx))
+            self._hot = (key[0], e) if hot else None
             return result
         if self._entries and not any(e.key == key for e in self._entries):
             self.stats.shape_changes += 1
         tape = _record_tape(self.f, args, kwargs, self.argnums)
         tape.auto_compile = self.compile
         self.stats.recordings += 1
-        consts = ([_snapshot(a) for a in others], {k: _snapshot(v) for k, v in kwargs.items()})
+        consts = _NO_CONSTS if plain else ([_snapshot(a) for a in others],
+                                           {k: _snapshot(v) for k, v in kwargs.items()})
         self._entries.insert(0, _Entry(key, tape, consts))
         del self._entries[self.max_tapes:]
+        self._hot = (key[0], self._entries[0]) if hot and self._entries else None
         # answer from the recording itself: replaying at the same point would redo its work
         return method(tape, xs, tape.arrays.val)
+
+    def _count_compile(self, entry):
+        """Count the tape's compilation once it has one."""
+        if entry.tape.compiled:
+            entry.counted = True
+            self.stats.compilations += 1
 
     @staticmethod
     def _consts_match(consts, others, kwargs):
@@ -124,10 +184,11 @@ class TapedFunction:
 
     def value_and_grad(self, *args, **kwargs):
         """``(f(*args), gradient)`` as :func:`jittape.value_and_grad` returns them."""
-        return self._run(args, kwargs, lambda t, xs, val: t.value_and_gradient(*xs, _val=val))
+        return self._run(args, kwargs, _value_and_grad)
 
     def grad(self, *args, **kwargs):
-        return self.value_and_grad(*args, **kwargs)[1]
+        """The gradient part of :meth:`value_and_grad`."""
+        return self._run(args, kwargs, _grad)
 
     def jacobian(self, *args, **kwargs):
         """Jacobian of an array-valued ``f`` w.r.t. its (single) differentiated argument."""

@@ -7,6 +7,9 @@ refers to (elementwise records by kind, structured ones by their op entry's ``ch
 the sweep. Loading uses ``np.load(allow_pickle=False)``: no code from the file is run.
 """
 
+import os
+import zipfile
+
 import numpy as np
 
 from .errors import TapeFormatError
@@ -44,6 +47,9 @@ def read(path):
     TapeFormatError
         The file is not a jittape tape, has another format version, or is corrupted.
     """
+    if isinstance(path, (str, os.PathLike)) and os.path.isfile(path) and \
+            not zipfile.is_zipfile(path):  # np.load would advise allow_pickle: misleading
+        raise TapeFormatError(f"{path} is not a readable .npz file (not a zip archive)")
     try:
         with np.load(path, allow_pickle=False) as z:
             data = {name: z[name] for name in z.files}

@@ -33,8 +33,18 @@ def check_gradient(f, gradient, args, argnums=0, n_directions=3, h=1e-6, rtol=1e
         Returns the gradient w.r.t. ``argnums`` (one array, or a tuple for a tuple argnums).
     args : tuple
         The point (floats or float64 ndarrays).
-    n_directions, h, rtol, atol, seed
-        Random unit directions to test, finite-difference step, tolerances, RNG seed.
+    argnums : int or tuple of int
+        The positions in ``args`` that ``gradient`` differentiates.
+    n_directions : int
+        Random unit directions to test.
+    h : float
+        Finite-difference step.
+    rtol : float
+        Relative tolerance (see Raises).
+    atol : float
+        Absolute tolerance.
+    seed : int
+        Seed of the random directions.
 
     Raises
     ------
@@ -68,6 +78,11 @@ def check_grads(f, args, argnums=0, **kwargs):
 
     ``args`` is a tuple of positional arguments (a single non-tuple is taken as one
     argument); other keywords are those of :func:`check_gradient`.
+
+    Raises
+    ------
+    AssertionError
+        The gradient disagrees with central differences (both numbers in the message).
     """
     args = args if isinstance(args, tuple) else (args,)
     vg = value_and_grad(f, argnums)

@@ -11,6 +11,9 @@ machine code. This is how tiered JIT compilers (HotSpot, V8) hide compile latenc
 tapes wait for tier 1, as does a tier-0 run that raises (CPython's ``math`` raises where
 Numba returns inf or nan): its output buffer is restored and the call repeated compiled.
 Both tiers run the same rules; tests/test_tiers.py checks that they agree for every op.
+Above them, a tape replayed often compiles into one kernel of its own (:func:`tier_up`,
+called by :class:`jittape.Tape` once its interpreted replays have cost more than the
+compile would), on the same thread.
 
 ``JITTAPE_BACKGROUND=0`` (or :func:`set_background`) turns tier 0 off: every first call
 waits for its compile. :func:`wait_compiled` waits for the compiles under way (timings
@@ -133,3 +136,25 @@ def run(codes, what, args):
         for out, was in saved:
             out[...] = was
         return False, None
+
+
+# --- compiled tapes: the tier above the sweeps ---------------------------------------------
+def tier_up(compile_fn, *args, what="a tape", now=False):
+    """Run ``compile_fn(*args)`` (a hot tape's compile, :mod:`jittape.fastpath`) once: on
+    the compile thread while the tape's replays go on interpreted, or ``now`` (also when
+    background compiles are off, :func:`enabled`). A tape the compiler refuses (ValueError:
+    too long) stays interpreted; another failure is reported on stderr, naming ``what``."""
+    if enabled() and not now:
+        submit(_compile_hot, compile_fn, args, what)
+    else:
+        _compile_hot(compile_fn, args, what)
+
+
+def _compile_hot(compile_fn, args, what):
+    try:
+        compile_fn(*args)
+    except ValueError:  # refused by the compiler (too many statements): stays interpreted
+        pass
+    except Exception as e:  # noqa: BLE001 (a replay must not fail because a compile did)
+        from .jitcache import notice
+        notice(f"compiling {what} failed ({type(e).__name__}: {e}); it stays interpreted")

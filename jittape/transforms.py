@@ -21,9 +21,12 @@ def jvp(f, primals, tangents):
     f : callable
         ``f(*primals)`` returning a float or an array, or a (nested) tuple, list or dict of
         them.
-    primals, tangents : tuple
-        The point and a direction: one tangent per primal, of the same shape (floats for
-        float primals). Every primal is differentiated.
+    primals : tuple
+        The point: one float or float array per argument of ``f``. Every primal is
+        differentiated.
+    tangents : tuple
+        The direction: one tangent per primal, of the same shape (floats for float
+        primals).
 
     Returns
     -------
@@ -147,13 +150,23 @@ def jacobian(f, argnums=0, mode="auto"):
 
     Records ``f`` once, then runs one tangent sweep per input element (``mode="forward"``)
     or one reverse sweep per output element (``mode="reverse"``); ``"auto"`` picks forward
-    mode when the inputs are fewer than the outputs. The result has shape
-    ``f(x).shape + x.shape``.
+    mode when the inputs are fewer than the outputs. The result is a float64 ndarray of
+    shape ``f(x).shape + x.shape``.
+
+    Parameters
+    ----------
+    f : callable
+        Returns a float or an array.
+    argnums : int
+        The positional argument to differentiate (a float or a float array).
+    mode : {"auto", "forward", "reverse"}
 
     Raises
     ------
     ValueError
         ``mode`` is not one of ``"auto"``, ``"forward"``, ``"reverse"``.
+    TypeError
+        ``argnums`` selects several arguments, or a structured one.
     """
     if mode not in ("auto", "forward", "reverse"):
         raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")

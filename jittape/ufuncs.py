@@ -16,7 +16,7 @@ from . import dispatch
 from .active import (Active, Predicate, _as_node, _check_const, _logical, _new, _tape_of,
                      binary, compare, unary, where)
 from .errors import NotDifferentiableError
-from .primals import _NP
+from .primals import _NP, _scalar
 from .ops import OPS, SCIPY_UFUNC_OPCODES, UFUNC_OPCODES
 from .ops import codes as K
 from .optable import COMPARE, TERNARY, UNARY
@@ -28,7 +28,7 @@ def _handler(opc):
     the arguments its entry lists as ``constant``."""
     op = OPS[opc]
     if op.kind == UNARY:
-        h = lambda x: unary(opc, x)  # noqa: E731
+        h = _unary_handler(opc)
     elif op.kind == COMPARE:
         h = lambda x, y: compare(opc, x, y)  # noqa: E731
     elif op.kind == TERNARY:
@@ -36,6 +36,27 @@ def _handler(opc):
     else:
         h = lambda x, y: binary(opc, x, y)  # noqa: E731
     return _constants_checked(op, h) if op.constant else h
+
+
+def _unary_handler(opc):
+    """``unary(opc, x)``, with an active scalar's record made here (scalar loops call
+    ``np.exp(r)`` per element): the table's ``scalar`` function, NumPy's inf/nan where
+    :mod:`math` raises, as :func:`jittape.active.unary` does."""
+    f = OPS[opc].scalar
+    if f is None:
+        return lambda x: unary(opc, x)
+
+    def h(x):
+        if type(x) is Active and type(x._v) is float:
+            v = x._v
+            try:
+                z = f(v)
+            except (ValueError, OverflowError, ZeroDivisionError):
+                z = _scalar(None, _NP[opc], v)  # resolved here: SciPy only if needed
+            t = x._t
+            return Active(t, t.push_scalar(opc, x._i, -1, 0, 0.0, z), z)
+        return unary(opc, x)
+    return h
 
 
 op_handler = _handler  # for the wrappers of SciPy's non-ufunc functions (scipy_special)

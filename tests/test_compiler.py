@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape import GuardFailure
+from jittape import GuardFailure, tiers
 from jittape.compiler import kernel_source
 from jittape.ops import OPS
 
@@ -65,14 +65,14 @@ def test_compiled_guard_failure_and_scalar_inputs():
         tape.gradient(-1.0, 4.0)
 
 
-def test_taped_compiles_once_replays_have_cost_more_than_compiling(monkeypatch):
-    import jittape.replay as R
-    monkeypatch.setattr(R, "compile_seconds", lambda tape: 0.0)
-    monkeypatch.setattr(R, "CACHED_SECONDS", -1.0)
+def test_taped_compiles_once_replays_have_cost_more_than_compiling(compiles):
     tf = jittape.taped(rosen)
     x = np.linspace(-1, 1, 30)
     tf.grad(x)  # records
-    tf.grad(x)  # replays through the interpreter, then compiles (estimate 0 s)
+    tf.grad(x)  # replays through the interpreter (not counted: may compile sweeps)
+    tf.grad(x)  # replays, and compiles (estimate 0 s)
+    tiers.wait_compiled()  # in the background
+    tf.grad(x)
     assert tf.stats.compilations == 1
     np.testing.assert_allclose(tf.grad(x * 0.5), jittape.grad(rosen)(x * 0.5), rtol=1e-12)
     assert tf.stats.compilations == 1
@@ -95,34 +95,119 @@ def test_the_compile_estimate_counts_statements_of_the_rerolled_kernel(tmp_path,
     assert compiler.compile_seconds(small) == compiler.CACHED_SECONDS
 
 
-def test_a_recorded_tape_compiles_itself_once_replays_cost_more(monkeypatch):
-    import jittape.replay as R
-    monkeypatch.setattr(R, "compile_seconds", lambda tape: 0.0)
-    monkeypatch.setattr(R, "CACHED_SECONDS", -1.0)
+# --- the auto-compile policy: a tape compiles itself once hot (jittape.fastpath) ----------
+REAL_END_TRIAL = jittape.fastpath.FastReplay._end_trial
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    """Every call of compile_tape, in a list; compiling is due at the second replay."""
+    import jittape.compiler as C
+    import jittape.fastpath as F
+    calls, real = [], C.compile_tape
+
+    def counting(tape):
+        calls.append(tape)
+        return real(tape)
+    monkeypatch.setattr(C, "compile_tape", counting)
+    monkeypatch.setattr(F, "compile_seconds", lambda tape: 0.0)
+    monkeypatch.setattr(F, "CACHED_SECONDS", -1.0)
+    monkeypatch.setattr(F, "TRIAL", 1)  # hot at the second replay, a kernel tried once
+    monkeypatch.setattr(F.FastReplay, "_end_trial",  # and kept (timing is not tested here)
+                        lambda tape, trial: setattr(tape, "_trial", None))
+    return calls
+
+
+@pytest.mark.parametrize("background", [True, False])
+def test_a_hot_recorded_tape_compiles_itself_and_agrees(compiles, monkeypatch, background):
+    monkeypatch.setattr(tiers, "_enabled", [background])
     x = np.linspace(-1, 1, 30)
     tape = jittape.record(rosen, x)
-    assert not tape.compiled
-    g = tape.gradient(x * 0.5)  # hot at once (estimate 0 s): compiles, then replays
+    interp = jittape.record(rosen, x)
+    interp.auto_compile = False
+    tape.gradient(x)  # interpreted, not counted (the first replay may compile sweeps)
+    tape.gradient(x)  # interpreted; past the (zero) estimate: compiles
+    tiers.wait_compiled()
+    assert tape.compiled and not interp.compiled and len(compiles) == 1
+    for y in (0.5 * x, x + 0.1):
+        v, g = tape.value_and_gradient(y)
+        vi, gi = interp.value_and_gradient(y)
+        np.testing.assert_allclose(g, gi, rtol=1e-13)
+        assert v == pytest.approx(vi, rel=1e-13) and tape.value(y) == pytest.approx(v)
+    assert len(compiles) == 1
+
+
+@pytest.mark.parametrize("interpreter_time, kept", [(1e-12, False), (np.inf, True)])
+def test_a_tape_keeps_the_faster_tier(compiles, monkeypatch, interpreter_time, kept):
+    from jittape.fastpath import TRIAL, FastReplay
+    monkeypatch.setattr(FastReplay, "_end_trial", REAL_END_TRIAL)
+    x = np.linspace(-1, 1, 30)
+    tape = jittape.record(rosen, x)
+    tape.gradient(x)
+    tape.gradient(x)
+    tiers.wait_compiled()
     assert tape.compiled
-    np.testing.assert_allclose(g, jittape.grad(rosen)(x * 0.5), rtol=1e-12)
-    never = jittape.record(rosen, x)
-    never.auto_compile = False
-    for _ in range(3):
-        never.gradient(x)
-    assert not never.compiled
+    tape._best = (interpreter_time, interpreter_time)  # as if it had replayed that fast
+    for k in range(TRIAL + 2):
+        y = x + 0.01 * k
+        np.testing.assert_allclose(tape.gradient(y), jittape.grad(rosen)(y), rtol=1e-12)
+        assert tape.value(y) == pytest.approx(rosen(y), rel=1e-13)
+    tiers.wait_compiled()
+    assert tape.compiled is kept and (tape.lost_trial is None) is kept
+    assert len(compiles) == 1  # decided once
+    forced = jittape.record(rosen, x).compile()  # asked for: no trial
+    forced._best = (1e-12, 1e-12)
+    for _ in range(TRIAL + 1):
+        forced.gradient(x)
+    assert forced.compiled
 
 
-def test_a_tape_the_compiler_refuses_is_tried_once(monkeypatch):
-    import jittape.replay as R
-    monkeypatch.setattr(R, "compile_seconds", lambda tape: 0.0)
-    monkeypatch.setattr(R, "CACHED_SECONDS", -1.0)
-    tries = []
+def test_a_tape_the_compiler_refuses_is_tried_once(compiles, monkeypatch):
+    import jittape.compiler as C
 
-    def refuse(self):
-        tries.append(1)
-        raise ValueError("too long")
-    monkeypatch.setattr(R.Tape, "compile", refuse)
-    tape = jittape.record(rosen, np.ones(6))
+    def refuse(tape):
+        compiles.append(tape)
+        raise ValueError("too many statements")
+    monkeypatch.setattr(C, "compile_tape", refuse)
+    x = np.linspace(-1, 1, 30)
+    tape = jittape.record(rosen, x)
+    tf = jittape.taped(rosen)
     for _ in range(4):
-        np.testing.assert_allclose(tape.gradient(np.ones(6)), 0.0, atol=1e-14)
-    assert tries == [1] and not tape.compiled
+        g = tape.gradient(x)
+        tf.grad(x)
+        tiers.wait_compiled()
+    assert len(compiles) == 2 and not tape.compiled and tf.stats.compilations == 0
+    np.testing.assert_allclose(g, jittape.grad(rosen)(x), rtol=1e-13)
+    with pytest.raises(ValueError, match="too many"):
+        tape.compile()  # an explicit compile still tries, and says why it cannot
+    fresh = jittape.record(rosen, x)
+    with pytest.raises(ValueError):
+        fresh.compile()  # refused when asked: not tried again when hot
+    fresh.gradient(x)
+    tiers.wait_compiled()
+    assert len(compiles) == 4
+
+
+def test_compile_false_and_auto_compile_false_never_compile(compiles):
+    x = np.linspace(-1, 1, 30)
+    tf = jittape.taped(rosen, compile=False)
+    tape = jittape.record(rosen, x)
+    tape.auto_compile = False
+    for _ in range(4):
+        tf.grad(x)
+        tf.value_and_grad(x)
+        tape.gradient(x)
+        tiers.wait_compiled()
+    assert compiles == [] and tf.stats.compilations == 0 and not tape.compiled
+    assert not tf._entries[0].tape.compiled
+
+
+def test_an_unpickled_compiled_tape_compiles_again_when_hot(compiles):
+    import pickle
+    x = np.linspace(-1, 1, 30)
+    tape = pickle.loads(pickle.dumps(jittape.record(rosen, x).compile()))
+    assert not tape.compiled and tape.auto_compile
+    tape.gradient(x)
+    tape.gradient(x)
+    tiers.wait_compiled()
+    assert tape.compiled and len(compiles) == 2

@@ -154,6 +154,7 @@ SPECS += [
     S("divc", lambda x: x / 4.0, (3,)), S("divc", lambda x: x / 3, ()),
     S("rsubc", lambda x: 1 - x, (3,)), S("rsubc", lambda x: 2.5 - x, ()),
     S("rdivc", lambda x: 2.0 / x, (3,), lo=0.5, hi=2), S("rdivc", lambda x: 1 / x, (), lo=0.5),
+    S("rdivc", lambda x: 0.0 / x + x, (3,), lo=0.5),  # c = 0: the other form of the partial
     S("powc", lambda x: x ** 3, (3,)), S("powc", lambda x: x ** 2.5, (), lo=0.2),
     S("powc", lambda x: x ** -1.5, (3,), lo=0.3), S("powc", lambda x: np.power(x, 0), (2,)),
     S("rpowc", lambda x: 2.0 ** x, (3,)), S("rpowc", lambda x: 0.5 ** x, ()),

@@ -164,3 +164,109 @@ def test_a_long_tape_without_repeats_is_left_to_the_interpreter():
     with pytest.raises(ValueError, match="MAX_STATEMENTS"):
         tape.compile()
     assert not tape.compiled and math.isfinite(tape.value(np.linspace(0, 1, 7)))
+
+
+# --- column modes (jittape.reroll.assign_modes): fixed columns and carried running sums ---
+def _modes(tape):
+    gen = _Gen(tape.arrays, tape.out_id)
+    gen.emit()
+    return [b.modes for b in gen.bodies]
+
+
+def _pairs_with_self(x):
+    """An inner loop over every j, i included: the fixed column (x[i], and a value computed
+    from it outside the body) and a per-rep column read the same element when j == i; a
+    product carried from rep to rep, whose partials need the carried value."""
+    n, s, p = len(x), 0.0, 1.0
+    for i in range(0, n, 10):
+        xi, wi = x[i], np.sin(x[i])
+        for j in range(n):
+            d = xi - 0.5 * x[j]
+            s = s + wi * d * d
+            p = p * (1.0 + 0.01 * d)
+    return s + 3.0 * p
+
+
+def _sum_read_twice(x):
+    """The running value read four times per rep (four columns carrying it) and by array
+    code after the loop."""
+    s, seen = 0.25, []
+    for i in range(len(x)):
+        s = 0.5 * s + s * x[i] * 0.01 + x[i] * x[i] + s * s * 0.001
+        seen.append(s)
+    return s * np.sum(np.array(seen[::5]))
+
+
+def _reread(x):
+    """x[j] read anew at each use, xi several times: columns repeating a per-rep one and a
+    fixed one."""
+    n, s = len(x), 0.0
+    for i in range(0, n, 8):
+        xi = x[i] * 1.5
+        for j in range(n):
+            s = s + xi * x[j] + 0.5 * xi * xi * x[j] - x[j] * x[j] * 0.1
+    return s
+
+
+def _gaussians(x):
+    """A preaccumulated body (exp) with fixed columns and a carried sum."""
+    n, e = len(x) // 2, 0.0
+    for i in range(n):
+        xi, yi = x[2 * i], x[2 * i + 1]
+        for j in range(i + 1, n):
+            e = e + np.exp(-((xi - x[2 * j]) ** 2 + (yi - x[2 * j + 1]) ** 2))
+    return e
+
+
+@pytest.mark.parametrize("f, n, kinds", [
+    (_pairs_with_self, 30, {"row", "fixed", "carry"}),
+    (_sum_read_twice, 40, {"row", "carry", "same"}),
+    (_reread, 32, {"row", "fixed", "carry", "same"}),
+    (_gaussians, 24, {"row", "fixed", "carry"}),
+    (_two_sums, 40, {"row", "carry", "same"})], ids=["self", "twice", "reread", "preacc",
+                                                     "preacc-same"])
+def test_fixed_carried_and_repeated_columns_equal_the_interpreter(f, n, kinds):
+    x = np.linspace(-0.8, 1.1, n) + 0.1 * np.sin(np.arange(n))
+    tape = _agree(f, (x,), [(x * 0.9 + 0.05,), (np.cos(x),)])
+    modes = [m for ms in _modes(tape) for m in ms]
+    assert {m if isinstance(m, str) else m[0] for m in modes} == kinds
+
+
+def test_lennard_jones_pairs_read_the_outer_atom_once_carry_the_sum_save_the_division():
+    x = np.arange(39.0) * 0.7
+    tape = jittape.record(lj_energy_loops, x)
+    gen = _Gen(tape.arrays, tape.out_id)
+    gen.emit()
+    (body,) = gen.bodies
+    # columns: x[3j], x[3i], x[3j+1], x[3i+1], x[3j+2], x[3i+2], the sum of the previous pair
+    assert body.modes == ("row", "fixed", "row", "fixed", "row", "fixed", ("carry", 17))
+    # the reverse loop reads 1 / r^2 (position 11) from the forward loop, recomputes the rest
+    assert not body.preacc and body.saved() == [11]
+
+
+def _pairs_two_values(x):
+    """Two running values with calls (a preaccumulated body) over the pairs of a double
+    loop: one segment per i, all called from one loop; each inner loop's last value read
+    by array code after all loops (loads from several segments of one run)."""
+    n, a, b, seen = len(x), 0.0, 1.0, []
+    for i in range(n):
+        xi = x[i]
+        for j in range(i + 1, n):
+            a = a + np.exp(0.3 * (xi - x[j]))
+            b = b * 0.9 + np.sin(xi * a * 0.01)
+        seen.append(a)
+    return np.sum(np.array(seen) * np.linspace(1.0, 2.0, n)) + a * b
+
+
+@pytest.mark.parametrize("f, n", [(_pairs_two_values, 14), (lj_energy_loops, 27)],
+                         ids=["preaccumulated", "lj"])
+def test_segments_of_one_body_are_called_from_one_loop(f, n):
+    x = np.linspace(-0.6, 0.7, n) + 0.05 * np.cos(np.arange(n)) + 1.3 * np.arange(n) // 3
+    tape = _agree(f, (x,), [(x * 1.01 + 0.01,), (x - 0.02 * np.sin(x),)])
+    gen = _Gen(tape.arrays, tape.out_id)
+    src = gen.emit()
+    (run,) = [r for r in gen.runs.values() if len(r) > 1]
+    assert len(run) > 5 and src.count(f"rb{run[0].body}_r(") == 1
+    if f is _pairs_two_values:
+        assert gen.bodies[run[0].body].preacc
+        assert sum(i in gen.loaded for seg in run for i in range(seg.start, seg.stop)) > 5

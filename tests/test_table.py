@@ -22,6 +22,7 @@ def toy_op():
     op = ops.register(elementwise("cube", UNARY, [cube], "x * x * x", "3.0 * x * x",
                                   "z = x^3; xbar += zbar * 3 x^2", scalar=lambda x: x ** 3))
     yield op
+    jittape.wait_compiled()  # a background compile of a toy-op set would outlive the op
     ops.OPS.remove(op)  # leave the table as it was for the other tests
     del ops.BY_NAME["cube"], ops.UFUNC_OPCODES[cube], jittape.dispatch.UFUNCS[cube]
     delattr(ops.codes, "CUBE")
