@@ -24,7 +24,7 @@ import re
 
 import sys
 
-from . import errors, externals, scalar_special, scalarmath, symbolic
+from . import errors, externals, partition, scalar_special, scalarmath, symbolic
 from .ops import OPS
 from .optable import LEAF, UNARY
 
@@ -375,6 +375,13 @@ _SWEEPS = {
 #: size (the HVP sweep of all 135 ops as one function: over half an hour of CPU), so the
 #: sweep of a larger op set dispatches each record to the part function holding its op.
 PART_LINES = 120
+#: The ops of scalar Python code (loops over ``x[i]``, read by ``slice``): a multi-part sweep
+#: keeps their branches in its runner, since the records of a scalar tape alternate between
+#: them and a call through a part's address costs ~30 ns (measured: the all-op forward
+#: sweep on the LJ loops' tape, 4.3 ns per record as one function, 39 ns with every op in
+#: a part, 18 ns with these but ``slice`` in the runner).
+HOT = ("neg", "exp", "log", "sqrt", "square", "sin", "cos", "addc", "mulc", "divc", "rsubc",
+       "rdivc", "powc", "add", "sub", "mul", "div", "slice")
 _PRELUDE = ["o = off[i]", "n = off[i + 1] - o", "ia = off[t_a[i]] if t_a[i] >= 0 else 0",
             "ib = off[t_b[i]] if t_b[i] >= 0 else 0", "ci = t_c[i]"]
 
@@ -404,58 +411,42 @@ def _weight(body):
 
 
 def _parts(sweep, ops, const):
-    """``(ops, weight)`` of each part: runs of ``ops`` (those with a branch in ``sweep``)
-    of at most :data:`PART_LINES`, a heavier op alone."""
-    parts = []
-    for op in ops:
-        body = branch(op, sweep, const)
-        if body is None:
-            continue
-        w = _weight(body)
-        if parts and parts[-1][1] + w <= PART_LINES:
-            parts[-1] = (parts[-1][0] + [op], parts[-1][1] + w)
-        else:
-            parts.append(([op], w))
-    return parts
+    """``(hot, parts)`` of ``sweep`` for ``ops``: ``hot`` the ops whose branches the runner
+    keeps (:data:`HOT`), ``parts`` the ``(ops, weight)`` of each part, runs of the other ops
+    (those with a branch in ``sweep``) of at most :data:`PART_LINES` lines, a heavier op
+    alone (:func:`jittape.partition.split`). ``([], [(ops, weight)])`` if all of them fit in
+    one part: the sweep is then one function, as generated for a typical tape's ops."""
+    items = [(op, _weight(body)) for op in ops
+             for body in [branch(op, sweep, const)] if body is not None]
+    if sum(w for _, w in items) <= PART_LINES:
+        return [], [([op for op, _ in items], sum(w for _, w in items))]
+    hot = [op for op, _ in items if op.name in HOT]
+    return hot, partition.split([(op, w) for op, w in items if op.name not in HOT],
+                                PART_LINES)
 
 
 def sweep_parts(sweep, ops):
     """The weights (lines) of the part functions of ``sweep`` ("forward", ...) for ``ops``;
-    one part: the sweep is one function."""
-    return [w for _, w in _parts(sweep, sorted(set(ops), key=lambda op: op.code), _const(ops))]
+    one weight: the sweep is one function."""
+    return [w for _, w in
+            _parts(sweep, sorted(set(ops), key=lambda op: op.code), _const(ops))[1]]
 
 
-def _dispatch(name, args, parts, lo, hi):
-    """Lines calling the part of record ``i``'s opcode among ``parts[lo:hi]`` (opcodes in
-    increasing order): a binary search, so a record costs a few comparisons."""
-    if hi - lo == 1:
-        return [f"r = {name}_{lo}({args}, i, opc)"]
-    mid = (lo + hi) // 2
-    return ([f"if opc < {parts[mid][0][0].code}:"] +
-            ["    " + ln for ln in _dispatch(name, args, parts, lo, mid)] + ["else:"] +
-            ["    " + ln for ln in _dispatch(name, args, parts, mid, hi)])
-
-
-def _sweep(sweep, ops, const, cache):
+def _sweep(sweep, ops, const, cache, python=False):
     sig, loop, ret, doc = _SWEEPS[sweep]
     name, args = sig[:-1].split("(")
-    parts = _parts(sweep, ops, const)
-    head = [JIT.format(cache=cache), f"def {sig}:", f'    """{doc}"""', f"    {loop}",
-            "        opc = t_op[i]"]
-    if len(parts) <= 1:
+    hot, parts = _parts(sweep, ops, const)
+    if len(parts) <= 1 and not hot:
+        head = [JIT.format(cache=cache), f"def {sig}:", f'    """{doc}"""', f"    {loop}",
+                "        opc = t_op[i]"]
         body = _PRELUDE + _branches(sweep, ops, const)
         return "\n".join(head + ["        " + ln for ln in body] + [f"    {ret}"]) + "\n"
-    # each part a function of its own: (record i, opcode) -> -1, or i from a failed check
-    args = args.replace(", last", "")
-    out = []
-    for m, (part, _) in enumerate(parts):
-        out += [JIT.format(cache=cache), f"def {name}_{m}({args}, i, opc):"]
-        out += ["    " + ln for ln in _PRELUDE + _branches(sweep, part, const)]
-        out += ["    return -1", "", ""]
-    calls = _dispatch(name, args, parts, 0, len(parts))
-    stop = ["if r >= 0:", "    return r"] if ret == "return -1" else []
-    return "\n".join(out + head + ["        " + ln for ln in calls + stop] +
-                     [f"    {ret}"]) + "\n"
+    # each part a function of its own, called through its address (jittape.partition)
+    bodies = [_PRELUDE + _branches(sweep, part, const) for part, _ in parts]
+    return partition.partwise_source(
+        name, args, doc, ret, bodies, [p[0][0].code for p in parts],
+        _PRELUDE + _branches(sweep, hot, const) if hot else [], [op.code for op in hot],
+        JIT.format(cache=cache), python)
 
 
 def _const(ops):
@@ -474,7 +465,8 @@ def sweep_source(ops, cache=True, python=False):
     parts = [f"# jittape sweeps for ops: {', '.join(op.name for op in ops)}\n"
              "# generated from the op table by jittape.codegen; do not edit\n"
              + (PY_HEADER if python else HEADER)]
-    sweeps = [_sweep(s, ops, const, cache) for s in ("forward", "reverse", "tangent", "hvp")]
+    sweeps = [_sweep(s, ops, const, cache, python)
+              for s in ("forward", "reverse", "tangent", "hvp")]
     # the second-order branches may call helpers that no rule names (derivatives of calls)
     helpers = helper_source(rule_roots(ops) + [sweeps[-1]], python=python)
     if helpers:

@@ -9,10 +9,16 @@ process, or on disk: ``opsets.txt`` in the cache directory lists the sets compil
 after ``python -m jittape warmup`` nothing compiles again.
 
 Granularity, measured (2-core Xeon, Numba 0.68, cold): a sweep for a ten-op set compiles in
-about 1 s (0.35 s of it Numba's one-time start), one for all 87 ops in 16-20 s; one function
-per op is not an option, since a jitted caller re-optimizes its jitted callees (a replay
-function calling both sweeps compiled 3 s longer than the sweeps themselves). Hence one
-module per op set, superset reuse, and ``warmup`` for users who want no compile at all.
+about 1 s (0.35 s of it Numba's one-time start). One function per op is not an option, since
+a jitted caller re-optimizes its jitted callees (a replay function calling both sweeps
+compiled 3 s longer than the sweeps themselves); but one function for all 135 ops is not
+either: Numba's and LLVM's compile time and memory grow faster than a function's size (the
+all-op sweeps took 1-6 min of CPU each and the HVP sweep over half an hour and 9-10 GB).
+So the sweep of a large op set is a runner calling part functions of about a hundred lines
+of rules each through their addresses (:mod:`jittape.partition`: each part compiles once,
+in parallel with ``warmup(jobs=N)``), and a typical tape's op set is one function as before.
+Hence one module per op set, superset reuse, and ``warmup`` for users who want no compile
+at all.
 """
 
 from . import jitcache, tiers, warmjobs
@@ -53,7 +59,8 @@ class Sweeps:
             where = " in the background" if tiers.on_compile_thread() else ""
             describe = f"{what.replace('_', ' ')} for {ops}{where}"
             out = jitcache.FirstCall(module, what, describe)(*args)
-            setattr(self, what, getattr(module, what))  # steady state: the dispatcher
+            fn = getattr(module, what)  # steady state: the dispatcher, or a partwise
+            setattr(self, what, getattr(fn, "call", None) or fn)  # sweep's bound runner
             return out
 
         def call(*args):  # until the machine code is ready (jittape.tiers)

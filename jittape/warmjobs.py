@@ -1,10 +1,11 @@
 """Compile the sweeps of a large op set on several cores (``warmup(jobs=N)``).
 
 Numba compiles under the GIL, so only processes compile in parallel. A large op set's sweep
-is split into part functions (:func:`jittape.codegen.sweep_parts`), each with its own entry
-in Numba's disk cache: worker processes compile the parts, heaviest first, then the sweeps
-themselves, which find their parts in the cache and only link them; the calling process
-then loads the sweeps from the cache.
+is split into part functions (:mod:`jittape.partition`), each with its own entry in Numba's
+disk cache: worker processes compile the parts, heaviest first, then the sweeps (the
+runners, which call the parts through their addresses: about a second each; a small op
+set's sweep is one function and compiles whole in a worker); the calling process then loads
+them all from the cache.
 """
 
 import multiprocessing
@@ -28,20 +29,24 @@ def empty_tape():
             np.zeros(0, np.int64))
 
 
-def call_empty(fn, what, part=False):
-    """Call sweep ``what`` (or one of its parts) on the empty tape: compiles it."""
+def empty_args(what):
+    """The arguments of sweep ``what`` for the empty tape."""
     args = empty_tape() + tuple(np.zeros(1) for _ in range(_BUFFERS[what]))
-    if part:
-        return fn(*args, 0, np.int32(0))
-    return fn(*args, 0) if what in ("reverse_sweep", "hvp_sweep") else fn(*args)
+    return args + (0,) if what in ("reverse_sweep", "hvp_sweep") else args
 
 
-def _compile_parts(codes, names):
-    from . import sweeps, tiers
-    module = sweeps.module(frozenset(codes))
-    with tiers.foreground():
-        for name in names:
-            call_empty(getattr(module, name), name.rsplit("_", 1)[0], part=True)
+def call_empty(fn, what):
+    """Call sweep ``what`` on the empty tape: compiles it."""
+    return fn(*empty_args(what))
+
+
+def _compile_parts(codes, what, parts):
+    from numba import typeof
+    from . import sweeps
+    sweep = getattr(sweeps.module(frozenset(codes)), what)
+    argtys = tuple(map(typeof, empty_args(what)))
+    for m in parts:
+        sweep.compile_part(m, argtys)
 
 
 def _compile_sweeps(codes, whats):
@@ -57,13 +62,13 @@ def compile_in_workers(codes, whats, jobs):
     processes: their parts first (heaviest first), then the sweeps."""
     from .ops import OPS
     ops = [OPS[c] for c in sorted(codes)]
-    parts = sorted(((w, f"{what}_{m}") for what in whats
-                    for m, w in enumerate(sweep_parts(what[:-len("_sweep")], ops))),
-                   reverse=True)
+    weights = {what: sweep_parts(what[:-len("_sweep")], ops) for what in whats}
+    parts = sorted(((w, what, m) for what in whats if len(weights[what]) > 1
+                    for m, w in enumerate(weights[what])), reverse=True)
     ctx = multiprocessing.get_context("spawn")  # Numba's threads do not survive a fork
     with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
-        if len(parts) > len(whats):  # a sweep of one part has no part functions
-            for f in [pool.submit(_compile_parts, sorted(codes), [p]) for _, p in parts]:
-                f.result()
+        for f in [pool.submit(_compile_parts, sorted(codes), what, [m])
+                  for _, what, m in parts]:
+            f.result()
         for f in [pool.submit(_compile_sweeps, sorted(codes), [w]) for w in whats]:
             f.result()
