@@ -18,6 +18,7 @@ its caller (measured: a one-call replay calling both sweeps compiles for 3 s mor
 sweeps themselves), so whole replays are orchestrated from Python (:mod:`jittape.replay`).
 """
 
+import functools
 import inspect
 import math
 import re
@@ -407,7 +408,14 @@ def _weight(body):
             if inspect.isfunction(HELPERS.get(name)):
                 seen.add(name)
                 todo.append(HELPERS[name])
-    return len(body) + sum(len(inspect.getsource(HELPERS[n]).splitlines()) for n in seen)
+    return len(body) + sum(_lines(HELPERS[n]) for n in seen)
+
+
+@functools.lru_cache(maxsize=None)
+def _lines(f):
+    """Lines of function ``f``'s source (inspect.getsource tokenizes its whole module:
+    uncached, the weights of the all-op sweeps took a second)."""
+    return len(inspect.getsource(f).splitlines())
 
 
 def _parts(sweep, ops, const):

@@ -32,6 +32,7 @@ _LOADED = {}  # frozenset of opcodes -> Sweeps, in this process
 _MODULES = {}  # frozenset of opcodes -> generated module, in this process
 _INDEX = "opsets.txt"
 _BY_OPCODES = {}  # opcode column of a short tape (bytes) -> Sweeps
+_STEMS = {}  # frozenset of opcodes -> name of its generated module
 
 
 class Sweeps:
@@ -99,9 +100,11 @@ def module(codes):
 
 
 def _compiled_on_disk(codes, what):
-    ops = [OPS[c] for c in sorted(codes)]
-    path = jitcache.cache_dir() / f"jittape_sweeps_{jitcache.digest(sweep_source(ops))}.py"
-    return path.with_name(f"{path.stem}.{what}.ok").exists()
+    stem = _STEMS.get(codes)
+    if stem is None:
+        ops = [OPS[c] for c in sorted(codes)]
+        stem = _STEMS[codes] = f"jittape_sweeps_{jitcache.digest(sweep_source(ops))}"
+    return (jitcache.cache_dir() / f"{stem}.{what}.ok").exists()
 
 
 def _module_for(codes, what):

@@ -4,7 +4,7 @@ a dispatch that reaches every op, small op sets unchanged."""
 import numpy as np
 import pytest
 
-from jittape import codegen, demo, jitcache, partition
+from jittape import codegen, demo, jitcache, partcall, partition
 from jittape.ops import OPS
 from jittape.replay import record
 from jittape.sweeps import FUNCTIONS, _with_leaves
@@ -63,8 +63,8 @@ def test_parts_give_the_results_of_one_function(monkeypatch, python):
     for what in FUNCTIONS:
         assert len(codegen.sweep_parts(what[:-len("_sweep")], ops)) > 2, what
     if not python:
-        assert isinstance(split.reverse_sweep, partition.Partwise)
-        assert not isinstance(whole.reverse_sweep, partition.Partwise)
+        assert isinstance(split.reverse_sweep, partcall.Partwise)
+        assert not isinstance(whole.reverse_sweep, partcall.Partwise)
     with np.errstate(all="ignore"):
         for a, b in zip(_run(whole, t, tape.out_id), _run(split, t, tape.out_id)):
             np.testing.assert_array_equal(a, b)
