@@ -69,7 +69,7 @@ for key in sys.argv[3:]:
               for p in (x, x2))
     assert err < 1e-8, (key, err)
     kernel, _, pool, _ = tape._kernel  # what Tape.gradient calls; private
-    val, adj = tape._kernel_buffers()
+    val, adj = tape._kernel_buffers(tape._kernel)
     cands[key] = {"hand": lambda h=hand, x=x: h(x),
                   "kernel": lambda k=kernel, v=val, a=adj, x=x, p=pool: k(v, a, x, p, True),
                   "value": lambda k=kernel, v=val, a=adj, x=x, p=pool: k(v, a, x, p, False),

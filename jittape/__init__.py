@@ -29,6 +29,14 @@ _scipy_linalg.install()  # and scipy.linalg's expm
 __version__ = "0.1.0"
 
 
+def __getattr__(name):
+    """``jittape.dask`` imported on first use: ``import jittape`` never imports Dask."""
+    if name == "dask":
+        import importlib
+        return importlib.import_module(".dask", __name__)
+    raise AttributeError(f"module 'jittape' has no attribute {name!r}")
+
+
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "sparse_jacobian", "hvp", "hessian",
            "sparse_hessian", "set_quiet", "set_background", "wait_compiled",
            "logsumexp", "record", "taped", "minimize", "least_squares", "load",

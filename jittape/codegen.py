@@ -217,7 +217,17 @@ def _operand_targets(op):
     return [t for t in out if t[0] != "0.0"]
 
 
-def _elementwise_reverse(op):
+_FLAG = {"ia": ("ca", "t_a"), "ib": ("cb", "t_b"), "iq": ("cq", "t_k")}
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)\s*\(")
+
+
+def _costly(expr):
+    """Whether an expression costs more than a few flops: it calls a function (other than
+    abs, max, min) or raises to a power."""
+    return "**" in expr or any(f not in ("abs", "max", "min") for f in _CALL.findall(expr))
+
+
+def _elementwise_reverse(op, const):
     targets = _operand_targets(op)
     if op.kind == UNARY:
         d = targets[0][0]
@@ -228,19 +238,30 @@ def _elementwise_reverse(op):
     # loop, so that it vectorizes. That loop needs every operand at unit stride (a size-1
     # condition too), and is left out for rules that call opaque functions: half the code to
     # compile (with OUTLINED, measured: the special functions' sweeps in 14 s instead of 30).
+    # An operand that is a constant leaf gets no adjoint (nobody reads it): the strided loop
+    # skips it, and takes the records with a constant operand whose partials are costly
+    # (logaddexp(0, x): one exp per element, not two; such loops do not vectorize anyway).
+    # Cheap partials keep the unit-stride loop (a test in it would stop it vectorizing; a
+    # loop per operand would cost compile time).
+    flags = [f"{_FLAG[p][0]} = t_op[{_FLAG[p][1]}[i]] == {const}" for _, p, _ in targets]
     slow = ["for j in range(n):", "    g = adj[o + j]", "    if g != 0.0:",
             "        z = val[o + j]"]
     slow += ["        " + ln for ln in _loads(op, True)]
-    slow += [f"        adj[{p} + j * {s}] += {_scaled('g', d)}" for d, p, s in targets]
+    for d, p, s in targets:
+        slow += [f"        if not {_FLAG[p][0]}:",
+                 f"            adj[{p} + j * {s}] += {_scaled('g', d)}"]
+    head = ["c = ci"] + _strides(op) + flags
     if _calls_out(op):
-        return ["c = ci"] + _strides(op) + slow
+        return head + slow
     unit = "sa == 1 and sb == 1 and ia != ib" + (" and sq == 1" if op.arity == 3 else "")
+    if any(_costly(d) for d, _, _ in targets):
+        unit += "".join(f" and not {_FLAG[p][0]}" for _, p, _ in targets)
     fast = [f"if {unit}:", "    for j in range(n):",
             "        g = adj[o + j]", "        z = val[o + j]"]
     fast += ["        " + ln for ln in _loads(op, False)]
     fast += [f"        adj[{p} + j] += {_scaled('g', d)} if g != 0.0 else 0.0"
              for d, p, _ in targets]
-    return ["c = ci"] + _strides(op) + fast + ["else:"] + ["    " + ln for ln in slow]
+    return head + fast + ["else:"] + ["    " + ln for ln in slow]
 
 
 def _elementwise_tangent(op):
@@ -348,7 +369,8 @@ def branch(op, sweep, const):
             return _elementwise_forward(op)
         if not op.differentiable:
             return None
-        return (_elementwise_reverse if sweep == "reverse" else _elementwise_tangent)(op)
+        return (_elementwise_reverse(op, const) if sweep == "reverse" else
+                _elementwise_tangent(op))
     if getattr(op, sweep) is None:
         return None
     return _structured(op, sweep, const)

@@ -33,28 +33,19 @@ replayed by the interpreter.
 """
 
 import collections
-import dis
 import math
 
 import numpy as np
 
 from . import jitcache
 from .codegen import HEADER, helper_source, literal as _lit, rule_args as _args, rule_roots
-from .ops import OPS, codes, operands
-from .fused import Fused
-from .reroll import Rerolling, forwards, loops_source
+from .ops import OPS, codes
+from .fused import Fused, partial_calls, plan
+from .loopgen import loops_source
+from .layout import _ELEMENTWISE, Layout
+from .reroll import Rerolling
 
 
-def _codes(pred):
-    return frozenset(op.code for op in OPS if pred(op))
-
-
-# what the compiler needs to know of an op, read from the table (never from its name)
-_ELEMENTWISE = _codes(lambda op: op.elementwise or op.fusion == "slice")
-_SLICE = _codes(lambda op: op.fusion == "slice")
-_GATHER = _codes(lambda op: op.fusion == "gather")
-_SUM = _codes(lambda op: op.fusion == "sum")
-_LOADS = _SLICE | _GATHER  # join a fused loop as an (indexed) load from the buffer
 #: Tapes whose kernel would exceed this many statements are not compiled (about 2 ms of
 #: Numba compile time each); the interpreter replays them.
 MAX_STATEMENTS = 1500
@@ -62,12 +53,7 @@ MAX_STATEMENTS = 1500
 MAX_RECORDS = 200_000
 
 
-def _reads(fn):
-    """The local names (arguments included) that function ``fn`` reads."""
-    return {ins.argval for ins in dis.get_instructions(fn) if ins.opname.startswith("LOAD_FAST")}
-
-
-class _Gen(Rerolling):
+class _Gen(Layout, Rerolling):
     """Builds the source of one tape's kernel."""
 
     def __init__(self, t, out_id):
@@ -85,165 +71,14 @@ class _Gen(Rerolling):
         self.group_of = {}  # record -> group id (fused elementwise array records)
         self.groups = []  # group id -> (members, fused sum record or -1)
         self._partition()
+        self.needed, self.stored = set(), set()  # members the reverse loops recompute/load
+        for members, _ in self.groups:
+            needed, stored = plan(t, members)
+            self.needed |= needed
+            self.stored |= stored
         self._reroll()
         self._layout()
         self._constants_last()
-
-    # --- structure ---
-    def _operands(self, i):
-        return operands(self.t, i)
-
-    def _is_member(self, i, n, cur=()):
-        opc = int(self.t.op[i])
-        if (opc not in _ELEMENTWISE and opc not in _GATHER) or self.size[i] != n or n <= 1:
-            return False
-        if opc in _GATHER and int(self.t.a[i]) in cur:
-            return False  # a permutation of a record of this loop needs all of it first
-        return all(self.size[j] in (1, n) or (opc in _LOADS and j == self.t.a[i])
-                   for j in self._operands(i))
-
-    def _partition(self):
-        t = self.t
-        cur, n = [], 0
-        for i in range(t.n_records):
-            if cur and self._is_member(i, n, cur):
-                cur.append(i)
-                continue
-            fused_sum = -1
-            if cur and int(t.op[i]) in _SUM and int(t.a[i]) in cur:
-                p = int(t.k[i])
-                if (int(t.pool[p]), int(t.pool[p + 2])) == (1, 1):
-                    fused_sum = i
-            if cur:
-                self._close(cur, fused_sum)
-                cur = []
-            if fused_sum < 0 and self._is_member(i, int(self.size[i])):
-                cur, n = [i], int(self.size[i])
-        if cur:
-            self._close(cur, -1)
-
-    def _layout(self):
-        """Compact buffer offsets ``bo`` for the records whose values are read from memory.
-
-        Inputs are read from ``xin`` (and their adjoints accumulated into ``gx``) directly;
-        they get a buffer slot too only where a kernel reads them from the buffer.
-        """
-        t = self.t
-        self.bo, self.xp = {}, {}
-        pos = 0
-        for i in t.inputs:
-            self.xp[i] = pos
-            pos += int(self.size[i])
-        pos = self.njac = 0
-        for i in range(t.n_records):
-            seg = self.seg_at.get(i)
-            if seg is not None:  # stored values: one block of S slots per rep
-                pos = self._segment_slots(seg, pos)
-            if i in self.seg_of:
-                continue
-            opc = int(t.op[i])
-            if opc == codes.INPUT:
-                need = any(self.group_of.get(c) is None and int(t.op[c]) not in _ELEMENTWISE
-                           for c in self.consumers[i])
-            elif OPS[opc].checks:
-                need = self.size[i] > 1  # a scalar guard's expected value is a literal
-            elif opc in _ELEMENTWISE or i in self.group_of or opc == codes.CONST:
-                need = bool(self._buffer_consumers(i)) or (opc == codes.CONST and
-                                                           not self._scalar(i))
-            else:
-                need = True  # computed by a kernel into the buffer
-            if need:
-                self.bo[i] = pos
-                pos += int(self.size[i])
-        self.nbuf = pos
-
-    def _constants_last(self):
-        """Move the slots of constants that get no adjoint behind all others, so that the
-        adjoint buffer (``nadj`` elements, zeroed per replay) ends before them: a data
-        matrix costs no adjoint memory and no zeroing."""
-        t = self.t
-        tail = {i for i in self.bo if int(t.op[i]) == codes.CONST and self._no_adjoint(i)}
-        pos, bo = 0, {}
-        for i in sorted(self.bo, key=lambda i: (i in tail, self.bo[i])):
-            bo[i] = pos
-            pos += int(self.size[i])
-        self.bo = bo
-        self.nadj = pos - sum(int(self.size[i]) for i in tail)
-        for seg in self.segments:  # a segment's stored slots moved as one block
-            slots = self.bodies[seg.body].slots()
-            if slots:
-                seg.vb = bo[seg.start + slots[0]]
-
-    def _no_adjoint(self, i):
-        """Whether no code writes an adjoint of constant ``i``: the generated elementwise
-        code skips constants, and an op's kernel is trusted to when its reverse rule reads
-        the flag (``ca``, ``cb``) that says its operand is a constant."""
-        t = self.t
-        for c in self.consumers[i]:
-            if c in self.seg_of or (forwards(t, c, self.size) and
-                                    any(d in self.seg_of for d in self.consumers[c])):
-                return False  # rerolled loops accumulate into every operand they read
-            if c in self.group_of or int(t.op[c]) in _ELEMENTWISE:
-                continue
-            op = OPS[int(t.op[c])]
-            if op.arity not in (1, 2):
-                return False
-            flags = {"ca"} if i == int(t.a[c]) else set()
-            flags |= {"cb"} if i == int(t.b[c]) else set()
-            if not flags or not (op.reverse is None or flags <= _reads(op.reverse)):
-                return False
-        return True
-
-    def is_const(self, i):
-        return int(self.t.op[i]) == codes.CONST
-
-    def initial_values(self):
-        """The compact value buffer before a replay: constants and guard values in place."""
-        v = np.zeros(self.nbuf)
-        for i, b in self.bo.items():
-            v[b:b + self.size[i]] = self.t.val[self.t.off[i]:self.t.off[i + 1]]
-        return v
-
-    def V(self, i, idx):
-        """Where the value of buffer-resident record ``i`` at ``idx`` is read from."""
-        if i in self.xp:
-            return f"xin[{self.xp[i]} + {idx}]"
-        return f"val[{self.bo[i]} + {idx}]"
-
-    def A(self, i, idx):
-        """Where the adjoint of buffer-resident record ``i`` at ``idx`` accumulates."""
-        if i in self.xp:
-            return f"gx[{self.xp[i]} + {idx}]"
-        return f"adj[{self.bo[i]} + {idx}]"
-
-    def _close(self, members, fused_sum):
-        gid = len(self.groups)
-        for m in members:
-            self.group_of[m] = gid
-        if fused_sum >= 0:
-            self.group_of[fused_sum] = gid
-        self.groups.append((members, fused_sum))
-
-    def _scalar(self, i):
-        """Size-1 records live in locals ``v<i>``/``g<i>`` (group members have size > 1)."""
-        return self.size[i] == 1
-
-    def _buffer_consumers(self, i):
-        """Consumers that read record i from the value buffer (and so accumulate its adjoint
-        in the adjoint buffer) rather than from a local."""
-        out = []
-        for c in self.consumers[i]:
-            if c in self.seg_of:  # a rerolled loop reads its operands through its table
-                if not forwards(self.t, i, self.size):  # (a slice: from its array)
-                    out.append(c)
-                continue
-            gc = self.group_of.get(c)
-            if self._scalar(i) and (gc is not None or int(self.t.op[c]) in _ELEMENTWISE):
-                continue  # elementwise code and fused loops read a scalar as the local v<i>
-            if gc is not None and gc == self.group_of.get(i):
-                continue  # same fused group: a per-element local
-            out.append(c)
-        return out
 
     # --- emission ---
     def emit(self):
@@ -251,10 +86,13 @@ class _Gen(Rerolling):
         n = t.n_records
         gdone = set()
         self.table = self.tables(len(t.pool) + n)
+        hoisted = set(self.hoisted)
+        for i in self.hoisted:
+            self._record(i)
         for i in range(n):
             if i in self.seg_at:
                 self._segment(self.seg_at[i])
-            if i in self.seg_of or i in self.unused:
+            if i in self.seg_of or i in self.unused or i in hoisted:
                 continue
             g = self.group_of.get(i)
             if g is not None:
@@ -308,6 +146,8 @@ class _Gen(Rerolling):
         """A record outside any fused group."""
         t, o, opc = self.t, self.bo.get(i, -1), int(self.t.op[i])
         a, b, k, c = int(t.a[i]), int(t.b[i]), int(t.k[i]), float(t.c[i])
+        if self.size[i] == 0:
+            return  # an empty array (arithmetic on an empty slice): nothing to compute
         if opc == codes.INPUT:
             if self._scalar(i):
                 self.F(f"v{i} = xin[{self.xp[i]}]")
@@ -335,9 +175,11 @@ class _Gen(Rerolling):
             args = _args(op, f"v{a}", f"v{b}", f"v{k}", c)
             self.F(f"v{i} = f_{op.name}({args})")
             if op.differentiable:
-                rev.append((0, f"d0, d1, d2 = d_{op.name}({args}, v{i})"))
+                rev += [(0, ln) for ln in partial_calls(
+                    op, args, f"v{i}", "d", [self.is_const(j) for j in (a, b, k)])]
                 rev += [(0, f"g{j} += g{i} * d{n}") for n, j in enumerate((a, b, k))
-                        if n < len(op.partials) and op.partials[n] != "0.0"]
+                        if n < len(op.partials) and op.partials[n] != "0.0"
+                        and not self.is_const(j)]
         self.R(rev)
 
     def _generic(self, i, op, o, n, a, b, k, c):
@@ -381,7 +223,7 @@ class _Gen(Rerolling):
         for line in body:
             self.F(line, 1)
         for m in g.members:
-            if self._buffer_consumers(m):
+            if self._buffer_consumers(m) or m in self.stored:
                 self.F(f"val[{self.bo[m]} + j] = v{m}", 1)
         if fsum >= 0:
             self.F(f"s{fsum} += v{int(t.a[fsum])}", 1)
@@ -401,6 +243,12 @@ def kernel_source(tape):
 #: Seconds a compile costs at least (measured cold: 0.7-1.0 s), and to load from the cache.
 MIN_COMPILE_SECONDS = 1.0
 CACHED_SECONDS = 0.2
+#: Seconds per loop of a kernel on top of its statements' 2 ms: LLVM versions and
+#: vectorizes each fused loop. Measured on cmpad's ode tapes (1, 2 and 4 RK4 steps: 26, 42,
+#: 74 loops, 178-667 statements) at a load average of 7-8 on 2 cores: 20, 35 and 67 s cold,
+#: about 0.95 s per further loop; the figure here scales that by the load (about 4 compiles
+#: sharing each core). The 303-record tape of 9 steps (154 loops) compiled in 230 s.
+LOOP_SECONDS = 0.25
 
 
 def kernel_statements(tape):
@@ -416,7 +264,8 @@ def kernel_statements(tape):
 def compile_seconds(tape):
     """Estimated seconds :func:`compile_tape` takes: :data:`CACHED_SECONDS` if the kernel's
     machine code is in the cache, else :data:`MIN_COMPILE_SECONDS` plus about 2 ms per
-    statement (Numba's compile time, measured); inf for a tape that does not compile.
+    statement and :data:`LOOP_SECONDS` per loop (Numba's compile time, measured); inf for
+    a tape that does not compile.
     Generates the kernel's source (about 10 us a record), kept for :func:`compile_tape`."""
     try:
         gen, body = _generate(tape)
@@ -428,7 +277,8 @@ def compile_seconds(tape):
     if jitcache.compiled_before("jittape_tape", module_source(tape, body, True, gen.loop_source),
                                 "tape_kernel"):
         return CACHED_SECONDS
-    return MIN_COMPILE_SECONDS + 0.002 * gen.n_statements
+    loops = body.count(" for ") + gen.loop_source.count(" for ")
+    return MIN_COMPILE_SECONDS + 0.002 * gen.n_statements + LOOP_SECONDS * loops
 
 
 def _generate(tape):
@@ -461,6 +311,10 @@ def _rule_functions(ops):
                    f"def f_{op.name}(x, y, q, c):\n    return {op.value}\n\n\n"
                    '@njit(error_model="numpy")\n'
                    f"def d_{op.name}(x, y, q, c, z):\n    return {d}\n")
+        for n, p in enumerate(op.partials):  # one partial alone (compiled when called)
+            if p != "0.0" and len(op.partials) > 1:
+                out.append('@njit(error_model="numpy")\n'
+                           f"def d{n}_{op.name}(x, y, q, c, z):\n    return {p}\n")
     return "\n\n".join(out)
 
 

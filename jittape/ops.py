@@ -33,6 +33,7 @@ _ENTRIES = (
     + SP.SPECIAL_OPS
     + D2.DECOMP_OPS
     + MF.MATFUNC_OPS
+    + A.VIEW_OPS
 )
 
 OPS = []

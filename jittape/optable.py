@@ -116,7 +116,8 @@ class Op:
         The forward kernel returns True when a replay check fails (guards).
     fusion : str or None
         How the tape compiler may fuse the op into elementwise loops: ``"slice"``,
-        ``"gather"`` (indexed loads) or ``"sum"`` (a full reduction closing a loop).
+        ``"gather"`` (indexed loads), ``"strided"`` (loads at an offset with strides, the
+        layout in the pool) or ``"sum"`` (a full reduction closing a loop).
     check : callable or None
         Structured ops: ``check(t, i, n, sa, sb)`` for a loaded tape (:mod:`jittape.tapefile`)
         returns why record ``i`` (size ``n``, operand sizes ``sa``, ``sb``) would make a

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .taped_function import taped
+from .taped_function import TapedFunction, taped
 
 
 def _refuse_user_derivative(name, what, jac):
@@ -34,7 +34,7 @@ def minimize(fun, x0, args=(), method=None, *, jac=None, constraints=(), **kwarg
     ----------
     fun : callable
         ``fun(x, *args) -> float``, plain NumPy code; ``x`` is a 1-D float64 array of shape
-        ``(n,)``.
+        ``(n,)``. A :class:`jittape.TapedFunction` is used as it is, with the tapes it has.
     x0 : array_like of shape (n,)
     args : tuple
         Extra arguments of ``fun``: constants of the tape (a change re-records).
@@ -65,7 +65,7 @@ def minimize(fun, x0, args=(), method=None, *, jac=None, constraints=(), **kwarg
     if method == "ipopt":
         from .ipopt import minimize_ipopt
         return minimize_ipopt(fun, x0, args, constraints=constraints, **kwargs)
-    tf = taped(fun)
+    tf = fun if isinstance(fun, TapedFunction) else taped(fun)  # reuse its tapes
     constraints = [sd.with_derivatives(c, method, x0) for c in constraints]
     derivs = sd.objective_kwargs(tf, method, x0, args)
     objective = tf.value_and_grad if derivs.get("jac") else tf

@@ -6,6 +6,8 @@ transpose of the tangent map. Kernel signatures and argument meanings are explai
 ``(outer, m, inner)`` and work along the middle axis; the layout is ``pool[k:k+3]``.
 """
 
+import math
+
 import numpy as np
 
 from . import rules_patterns as P
@@ -41,6 +43,51 @@ def gather_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
 def gather_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
     for j in range(n):  # the adjoint of a gather is a scatter-add
         adj[ia + pool[k + j]] += adj[o + j]
+
+
+# --- strided views: z = the view of x at an offset, with a shape and strides ---------------
+# pool[k:] = nd, start, shape[0:nd], strides[0:nd], in elements of x's flat value (negative
+# and zero strides too: flips, broadcasting). Basic slices with steps, columns, transposes
+# and flips record this (:func:`jittape.shaping.strided`), never an index array. The kernels
+# walk the view in C order, one row of the last axis at a time.
+def strided_row(pool, k, r):
+    # the position in x of the first element of row r (rows numbered in C order)
+    nd = pool[k]
+    p = pool[k + 1]
+    for d in range(nd - 2, -1, -1):
+        ext = pool[k + 2 + d]
+        p += (r % ext) * pool[k + 2 + nd + d]
+        r //= ext
+    return p
+
+
+def strided_forward(val, o, n, ia, ib, k, c, pool, off):
+    nd = pool[k]
+    w, s = pool[k + 1 + nd], pool[k + 1 + 2 * nd]  # the last axis: extent and stride
+    if n == 0:
+        return
+    for r in range(n // w):
+        p = ia + strided_row(pool, k, r)
+        q = o + r * w
+        for j in range(w):
+            val[q + j] = val[p + j * s]
+
+
+def strided_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
+    strided_forward(dot, o, n, ia, ib, k, c, pool, off)
+
+
+def strided_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
+    # the adjoint scattered back into the view (+=: a zero stride accumulates)
+    if ca or n == 0:
+        return
+    nd = pool[k]
+    w, s = pool[k + 1 + nd], pool[k + 1 + 2 * nd]
+    for r in range(n // w):
+        p = ia + strided_row(pool, k, r)
+        q = o + r * w
+        for j in range(w):
+            adj[p + j * s] += adj[q + j]
 
 
 def concat_forward(val, o, n, ia, ib, k, c, pool, off):
@@ -260,6 +307,22 @@ def slice_check(t, i, n, sa, sb):
     return "slice out of range" if k < 0 or k + n > sa else None
 
 
+def strided_check(t, i, n, sa, sb):
+    head = pool_at(t, int(t.k[i]), 2)
+    if head is None or not 1 <= head[0] <= 64:
+        return "bad strided layout"
+    nd, start = head
+    lay = pool_at(t, int(t.k[i]) + 2, 2 * nd)
+    if lay is None:
+        return "pool offset out of range"
+    shape, strides = lay[:nd], lay[nd:]
+    if min(shape) < 1 or math.prod(shape) != n:
+        return "strided shape does not match the record"
+    lo = start + sum((e - 1) * s for e, s in zip(shape, strides) if s < 0)
+    hi = start + sum((e - 1) * s for e, s in zip(shape, strides) if s > 0)
+    return "strided view out of range" if lo < 0 or hi >= sa else None
+
+
 def gather_check(t, i, n, sa, sb):
     idx = pool_at(t, int(t.k[i]), n)
     if idx is None:
@@ -369,4 +432,12 @@ SCAN_OPS = [
                "permutation, recomputed on replay)", sort_forward, sort_tangent, sort_reverse,
                check=sort_check, second="linear",
                pattern=P.sort_pattern),
+]
+
+
+VIEW_OPS = [
+    structured("strided", [], "z = x viewed at an offset with a shape and strides (steps, "
+               "columns, transposes, flips: no index array); xbar at those positions += zbar",
+               strided_forward, strided_tangent, strided_reverse, fusion="strided",
+               check=strided_check, second="linear", pattern=P.strided_pattern),
 ]

@@ -44,16 +44,22 @@ def matmul_into(out, x, y, o, ia, ib, m, kk, nn, batch, overwrite):
     if m * kk * nn >= BLAS_MIN:
         for q in range(batch):
             qa, qb, qo = ia + q * m * kk, ib + q * kk * nn, o + q * m * nn
+            if overwrite:  # straight into the buffer: no temporary (its page faults cost
+                # as much as a third of a memory-bound gemv)
+                if nn == 1:
+                    np.dot(mat(x, qa, m, kk), y[qb:qb + kk], out[qo:qo + m])
+                elif m == 1:
+                    np.dot(x[qa:qa + kk], mat(y, qb, kk, nn), out[qo:qo + nn])
+                else:
+                    np.dot(mat(x, qa, m, kk), mat(y, qb, kk, nn), mat(out, qo, m, nn))
+                continue
             if nn == 1:
                 z = np.dot(mat(x, qa, m, kk), y[qb:qb + kk])
             elif m == 1:
                 z = np.dot(x[qa:qa + kk], mat(y, qb, kk, nn))
             else:
                 z = np.dot(mat(x, qa, m, kk), mat(y, qb, kk, nn)).ravel()
-            if overwrite:
-                out[qo:qo + m * nn] = z
-            else:
-                out[qo:qo + m * nn] += z
+            out[qo:qo + m * nn] += z
         return
     if overwrite:
         for j in range(batch * m * nn):

@@ -28,6 +28,21 @@ def gather_pattern(n, sizes, k, pool, consts):
     return [(np.arange(n), np.asarray(pool[k:k + n], dtype=np.int64))]
 
 
+def strided_positions(pool, k):
+    """The positions in the operand of the elements of a strided view (C order)."""
+    nd, start = _layout(pool, k, 2)
+    shape, strides = _layout(pool, k + 2, nd), _layout(pool, k + 2 + nd, nd)
+    pos = np.full(shape, start, dtype=np.int64)
+    for d, (e, s) in enumerate(zip(shape, strides)):
+        pos += (np.arange(e, dtype=np.int64) * s).reshape((e,) + (1,) * (nd - d - 1))
+    return pos.ravel()
+
+
+def strided_pattern(n, sizes, k, pool, consts):
+    """z[j] = x[start + sum_d i_d(j) * strides[d]]."""
+    return [(np.arange(n), strided_positions(pool, k))]
+
+
 def concat_pattern(n, sizes, k, pool, consts):
     """Part ``q`` (width ``w``, offset ``s`` in a result row of ``total``): z[r, s + j] =
     part[r, j] for each of the ``outer`` rows."""

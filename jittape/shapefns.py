@@ -4,8 +4,10 @@
 ``tile``, the flips and rolls, the ``split`` and ``stack`` families, ``append``, ``delete``,
 ``copy``, ``take``, ``take_along_axis``, ``diag``, ``diagonal``, ``trace``, ``tril``,
 ``triu``, ``diff`` and ``pad``: each applies the NumPy function to the input's flat index
-array and records one GATHER (:func:`jittape.shaping._rearrange`), linked to the input when
-NumPy's result is a view (:mod:`jittape.views`). Arguments that are indices, counts or
+array and records one GATHER (:func:`jittape.shaping._rearrange`), or one STRIDED record
+when the selected positions are a view's (offset, shape, strides: flips, rot90, swapaxes,
+moveaxis, split pieces, diagonals), linked to the input when NumPy's result is a view
+(:mod:`jittape.views`). Arguments that are indices, counts or
 shapes must be constants (an active one raises :class:`NotDifferentiableError`).
 """
 
@@ -21,19 +23,19 @@ from .views import _link, _probe_of, _view, track
 
 
 def swapaxes(a, axis1, axis2):
-    """``np.swapaxes`` as a gather."""
+    """``np.swapaxes`` as a strided view."""
     _refuse_active("swapaxes", axis1=axis1, axis2=axis2)
     return _view(a, lambda i: np.swapaxes(i, axis1, axis2))
 
 
 def moveaxis(a, source, destination):
-    """``np.moveaxis`` as a gather."""
+    """``np.moveaxis`` as a strided view."""
     _refuse_active("moveaxis", source=source, destination=destination)
     return _view(a, lambda i: np.moveaxis(i, source, destination))
 
 
 def rollaxis(a, axis, start=0):
-    """``np.rollaxis`` as a gather (a view, as NumPy's transpose)."""
+    """``np.rollaxis`` as a strided view (as NumPy's transpose)."""
     _refuse_active("rollaxis", axis=axis, start=start)
     return _view(a, lambda i: np.rollaxis(i, axis, start))
 
@@ -98,23 +100,23 @@ def tile(A, reps):
 
 
 def flip(m, axis=None):
-    """``np.flip`` (axis None, int or tuple) as a gather."""
+    """``np.flip`` (axis None, int or tuple) as a strided view."""
     _refuse_active("flip", axis=axis)
     return _view(m, lambda i: np.flip(i, axis=axis))
 
 
 def fliplr(m):
-    """``np.fliplr`` as a gather."""
+    """``np.fliplr`` as a strided view."""
     return _view(m, np.fliplr)
 
 
 def flipud(m):
-    """``np.flipud`` as a gather."""
+    """``np.flipud`` as a strided view."""
     return _view(m, np.flipud)
 
 
 def rot90(m, k=1, axes=(0, 1)):
-    """``np.rot90`` as a gather."""
+    """``np.rot90`` as a strided view."""
     _refuse_active("rot90", k=k, axes=axes)
     return _view(m, lambda i: np.rot90(i, k, axes))
 
@@ -234,7 +236,7 @@ def take_along_axis(arr, indices, axis=-1):
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
-    """``np.diagonal`` as a gather (a copy, not a read-only view)."""
+    """``np.diagonal`` as a strided view (stride n + 1), linked as NumPy's read-only view."""
     _refuse_active("diagonal", offset=offset, axis1=axis1, axis2=axis2)
     return _view(a, lambda i: np.diagonal(i, offset, axis1, axis2))
 

@@ -2,8 +2,9 @@
 
 Rearrangements (transpose, flips, rolls, ``take``, ...) apply the NumPy function itself to
 the flat index array of the input (``np.arange(size).reshape(shape)``) and record one GATHER
-by the result (:func:`_rearrange`): NumPy decides the semantics (argument parsing, negative
-axes, errors, result shape) and the adjoint is the gather's scatter-add. A result that is
+by the result (:func:`_rearrange`), or one STRIDED record when the result's positions are a
+view's (:func:`strided`): NumPy decides the semantics (argument parsing, negative axes,
+errors, result shape) and the adjoint is the scatter-add. A result that is
 the input in C order is a free reshape (:func:`_alias`). Values that are not in the input
 (constants, the right-hand side of an item assignment) come from one concatenation with the
 raveled input (:func:`_with_extra`). Also here: the argument checks shared by the handlers
@@ -111,7 +112,71 @@ def ravel(x, order="C"):
 def transpose(x, axes=None):
     if x.ndim < 2 and axes is None:
         return x
-    return gather(x, np.transpose(flat_index(x), axes), np.transpose(x._v, axes).copy())
+    return view(x, np.transpose(probe(np.shape(x._v)), axes), np.transpose(x._v, axes))
+
+
+# --- strided views ------------------------------------------------------------------------
+# What NumPy returns as a view of x (basic slicing with steps, columns, transposes, flips,
+# broadcasting) is one STRIDED record: the offset, shape and strides of the view in x's
+# flat value, a few integers in the pool, never an index array (which would cost the pool
+# 8 bytes per element and every sweep a load per element). NumPy computes the geometry:
+# the same indexing or function applied to a *probe*, a uint8 array of x's shape over one
+# byte of memory (never read), whose byte offsets and strides are element numbers.
+_BYTE = np.zeros(1, np.uint8)
+
+
+def probe(shape):
+    """A C-ordered uint8 array of ``shape`` whose addresses are element numbers; O(1)."""
+    shape = tuple(int(e) for e in shape)
+    strides, step = [], 1
+    for e in reversed(shape):
+        strides.append(step)
+        step *= max(e, 1)
+    return np.lib.stride_tricks.as_strided(_BYTE, shape, tuple(reversed(strides)),
+                                           writeable=False)
+
+
+def view(x, q, value):
+    """Record ``value``, the view ``q`` of :func:`probe` ``(x.shape)`` read from ``x``."""
+    start = q.__array_interface__["data"][0] - _BYTE.__array_interface__["data"][0]
+    return strided(x, start, q.shape, q.strides, value)
+
+
+def strided(x, start, shape, strides, value):
+    """Record ``value = x.ravel()[start + sum_d i_d * strides[d]]`` over the multi-index
+    ``i`` of ``shape`` (strides in elements): a SLICE when contiguous, else one STRIDED
+    record with its axes normalised (axes of extent 1 dropped, axes that continue each
+    other merged: a 2-D block of whole rows is one axis). A view of a comparison result is
+    still a :class:`Predicate`."""
+    t = x._t
+    cls = Predicate if isinstance(x, Predicate) else Active
+    dims = []
+    for e, s in zip(shape, strides):
+        if e == 0:
+            return const(t, value)
+        if e == 1:
+            continue
+        if dims and dims[-1][1] == e * s:  # the previous axis steps over this one whole
+            dims[-1] = (dims[-1][0] * e, s)
+        else:
+            dims.append((int(e), int(s)))
+    if not dims or len(dims) == 1 and dims[0][1] == 1:
+        return _new(cls, t, K.SLICE, x._i, -1, int(start), 0.0, value)
+    layout = [len(dims), int(start)] + [e for e, _ in dims] + [s for _, s in dims]
+    return _new(cls, t, K.STRIDED, x._i, -1, t.push_pool(layout), 0.0, value)
+
+
+def _affine(idx):
+    """``(start, strides)`` if the integer array ``idx`` is ``start + sum_d i_d *
+    strides[d]`` over its multi-index (a view's flat positions), else None."""
+    flat = idx.ravel()
+    start = int(flat[0])
+    strides, expect = [], np.full(idx.shape, start, dtype=np.intp)
+    for d, e in enumerate(idx.shape):
+        s = int(idx[(0,) * d + (1,) + (0,) * (idx.ndim - d - 1)]) - start if e > 1 else 0
+        strides.append(s)
+        expect += (np.arange(e, dtype=np.intp) * s).reshape((e,) + (1,) * (idx.ndim - d - 1))
+    return (start, strides) if np.array_equal(expect, idx) else None
 
 
 def _alias(x, shape):
@@ -131,7 +196,8 @@ def _take(x, idx):
     if flat.size == xv.size and flat.size and flat[0] == 0 and (
             flat.size == 1 or bool(np.all(np.diff(flat) == 1))):
         return _alias(x, idx.shape)
-    r = gather(x, idx, xv[idx])
+    lay = _affine(idx) if idx.size > 1 else None
+    r = strided(x, lay[0], idx.shape, lay[1], xv[idx]) if lay else gather(x, idx, xv[idx])
     if isinstance(x, Predicate):  # 0/1 values gathered: still a mask
         v = np.asarray(r._v) != 0.0
         return Predicate(r._t, r._i, bool(v) if v.ndim == 0 else v)

@@ -26,7 +26,8 @@ from . import dispatch
 from .active import Active, Predicate, _new, _tape_of, broadcast_to, flat_index, gather, reshape
 from .errors import NotDifferentiableError
 from .ops import codes as K
-from .shaping import _concrete_key, _const_array, _rearrange, _take, _with_extra, transpose
+from .shaping import (_concrete_key, _const_array, _rearrange, _take, _with_extra, probe,
+                      strided, transpose, view)
 
 
 # NumPy's aliasing, reproduced at the recording level. Records are immutable; what NumPy
@@ -286,17 +287,34 @@ def getitem(x, key):
             raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}")
         z = float(v[i])
         return Active(x._t, x._t.push_scalar(K.SLICE, x._i, -1, i, 0.0, z), z)
-    if type(key) is slice and v.ndim == 1:  # x[1:], x[:-1]: no index array needed
+    if type(key) is slice and v.ndim == 1:  # x[1:], x[:-1], x[::2]: the hot paths
         start, stop, step = key.indices(v.shape[0])
         if step == 1 and stop > start:
             r = _new(Active, x._t, K.SLICE, x._i, -1, start, 0.0, v[start:stop])
             return track_view(x, r, lambda p: p[start:stop])
+        n = len(range(start, stop, step))
+        if n > 1:
+            r = strided(x, start, (n,), (step,), v[key])
+            return track_view(x, r, lambda p: p[key])
     key = _concrete_key(key)
-    r = gather(x, flat_index(x)[key], v[key])
-    if not _basic(key):
-        return r  # advanced indexing: always a copy
+    if not _basic(key):  # advanced indexing: always a copy, by an index array
+        return gather(x, flat_index(x)[key], v[key])
+    z = v[key]  # NumPy's result (and errors)
+    q = probe(v.shape)[key]  # its geometry: a view (offset, shape, strides), no index array
+    r = view(x, q, z) if isinstance(q, np.ndarray) else \
+        strided(x, _element(key, v.shape), (), (), z)
     return track_view(x, r, lambda p: p[key]) if isinstance(r, Active) and np.ndim(r._v) \
         else track(x, r, lambda p: p[key])  # an element: a copy, unless 0-d (NumPy decides)
+
+
+def _element(key, shape):
+    """The flat position of the element that the basic ``key`` (ints, None, ...) selects."""
+    ints = [int(k) for k in (key if type(key) is tuple else (key,))
+            if k is not None and k is not Ellipsis]
+    pos = 0
+    for k, e in zip(ints, shape):
+        pos = pos * e + (k + e if k < 0 else k)
+    return pos
 
 
 def _basic(key):
@@ -336,15 +354,17 @@ def ravel_view(x, order="C"):
 
 
 def transpose_view(x, axes=None):
-    """``np.transpose``/``x.T``: a GATHER, linked to ``x`` as NumPy's view is."""
+    """``np.transpose``/``x.T``: a STRIDED record, linked to ``x`` as NumPy's view is."""
     return track(x, transpose(x, axes), lambda p: np.transpose(p, axes))
 
 
 def broadcast_to_view(x, shape, subok=False):
-    """``np.broadcast_to``: a GATHER, a read-only view of ``x`` (as NumPy's)."""
-    r = broadcast_to(x, shape)
+    """``np.broadcast_to``: a STRIDED record (zero strides), a read-only view of ``x``."""
     if not isinstance(x, Active):
-        return r
+        return broadcast_to(x, shape)
+    shape = tuple(shape) if np.ndim(shape) else (int(shape),)
+    q = np.broadcast_to(probe(np.shape(x._v)), shape)  # NumPy's checks; strides 0
+    r = x if q.shape == np.shape(x._v) else view(x, q, np.broadcast_to(x._v, shape))
     if r is x:  # NumPy's result is still a new (read-only) view
         r = reshape(x, np.shape(x._v))
     return track(x, r, lambda p: np.broadcast_to(p, shape))

@@ -106,7 +106,8 @@ def test_pages_have_examples():
     names = {p.relative_to(ROOT).as_posix() for p in _WITH_EXAMPLES}
     assert {"README.md", "docs/index.md", "docs/guides/how-it-works.md",
             "docs/guides/replay-and-guards.md", "docs/guides/second-order-and-sparsity.md",
-            "docs/guides/optimization.md", "docs/guides/extending.md"} <= names
+            "docs/guides/optimization.md", "docs/guides/extending.md",
+            "docs/guides/dask.md"} <= names
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])

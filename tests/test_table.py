@@ -62,3 +62,15 @@ def test_a_toy_op_through_the_table_alone(toy_op):
     with contextlib.redirect_stdout(out):
         assert main(["ops"]) == 0
     assert "cube" in out.getvalue() and "3 x^2" in out.getvalue()
+
+
+def test_a_toy_op_in_a_compiled_tape(toy_op):
+    # the tape compiler reads which ops fuse from the table when it compiles, not at import
+    x = np.linspace(0.2, 1.1, 5)
+    tape = jittape.record(f, x)
+    tape.compile()
+    x2 = x[::-1].copy()
+    want = 3 * x2 ** 2 * np.sin(x2) + x2 ** 3 * np.cos(x2)
+    want[0] += 3 * x2[0] ** 2
+    np.testing.assert_allclose(tape.gradient(x2), want, rtol=1e-13)
+    assert "f_cube" in jittape.compiler.kernel_source(tape)
