@@ -18,7 +18,6 @@ its caller (measured: a one-call replay calling both sweeps compiles for 3 s mor
 sweeps themselves), so whole replays are orchestrated from Python (:mod:`jittape.replay`).
 """
 
-import functools
 import inspect
 import math
 import re
@@ -423,21 +422,7 @@ def _branches(sweep, ops, const):
 
 
 def _weight(body):
-    """Lines of a branch and of the helpers it names (transitively)."""
-    seen, todo = set(), list(body)
-    while todo:
-        for name in _names_used(todo.pop()) - seen:
-            if inspect.isfunction(HELPERS.get(name)):
-                seen.add(name)
-                todo.append(HELPERS[name])
-    return len(body) + sum(_lines(HELPERS[n]) for n in seen)
-
-
-@functools.lru_cache(maxsize=None)
-def _lines(f):
-    """Lines of function ``f``'s source (inspect.getsource tokenizes its whole module:
-    uncached, the weights of the all-op sweeps took a second)."""
-    return len(inspect.getsource(f).splitlines())
+    return partition.weight(body, HELPERS, _names_used)
 
 
 def _parts(sweep, ops, const):
