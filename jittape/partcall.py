@@ -4,6 +4,7 @@ compiles the parts and binds their addresses to the runner. Only generated modul
 this (generating sources imports no Numba machinery, hence no SciPy)."""
 
 import functools
+import threading
 
 import numpy as np
 from numba import types
@@ -50,10 +51,13 @@ class Partwise:
         self.run, self.parts, self.last = run, tuple(parts), last
         self.call = None  # once compiled: the runner with the addresses bound
         self.__doc__ = run.__doc__
+        self._lock = threading.Lock()  # the compile thread (jittape.tiers) and the caller
 
     def __call__(self, *args):
         if self.call is None:
-            self.compile(tuple(map(_typeof, args)))
+            with self._lock:  # once: a second compile of the disabled runner would raise
+                if self.call is None:
+                    self.compile(tuple(map(_typeof, args)))
         return self.call(*args)
 
     def compile(self, argtys):

@@ -111,3 +111,22 @@ def test_small_op_sets_stay_one_function(f):
     for what in FUNCTIONS:
         assert source.count(f"def {what}(") == 1
         assert len(codegen.sweep_parts(what[:-len("_sweep")], ops)) == 1
+
+
+def test_a_partwise_sweep_compiles_once_when_two_threads_call_it(monkeypatch):
+    """The compile thread of jittape.tiers and the caller may both make the first call."""
+    import threading
+    tape, t, ops = _tape()
+    split = _module(ops, 12, monkeypatch)
+    barrier, out = threading.Barrier(2), []
+
+    def first():
+        barrier.wait()
+        val = t.val.copy()
+        out.append(split.forward_sweep(*t.columns, val))
+    threads = [threading.Thread(target=first) for _ in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert out == [-1, -1]
