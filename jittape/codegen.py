@@ -43,7 +43,7 @@ import re
 
 import sys
 
-from . import errors, externals, scalar_special, scalarmath, symbolic
+from . import errors, externals, partition, scalar_special, scalarmath, symbolic
 from .ops import OPS
 from .optable import CALL, LEAF, REGION, UNARY
 
@@ -98,6 +98,42 @@ ERRORS = frozenset(n for n, v in vars(errors).items() if isinstance(v, type) and
 #: Helpers compiled as functions of their own rather than inlined into each rule that calls
 #: them (each helper module's ``OUTLINED``): long bodies that several branches call.
 OUTLINED = frozenset(n for mod in HELPER_MODULES for n in getattr(mod, "OUTLINED", ()))
+#: The longest structured-kernel helper that the sweeps inline, in lines with the helpers it
+#: inlines in turn. A longer one is a function of its own, compiled once however many
+#: kernels call it: inlined, a kernel grows into one function whose compile time grows
+#: faster than its size (measured: svd's second-order branch 118 s inlined, 22 s not). The
+#: elementwise rules' scalar helpers are inlined unless OUTLINED.
+INLINE_LINES = 40
+_SCALAR = (scalarmath.__name__, scalar_special.__name__)
+
+
+def _inline_weights():
+    weights = {}
+
+    def weight(name):
+        if name not in weights:
+            weights[name] = 0  # a recursive helper
+            f = HELPERS[name]
+            callees = [n for n in _names_used(f) - {name} if inspect.isfunction(HELPERS.get(n))]
+            weights[name] = len(inspect.getsource(f).splitlines()) + sum(
+                weight(n) for n in callees if n not in OUTLINED and weight(n) <= INLINE_LINES)
+        return weights[name]
+    return {n: weight(n) for n, f in HELPERS.items() if inspect.isfunction(f)}
+
+
+_WEIGHTS = None
+
+
+def inlined(name):
+    """Whether the sweeps inline helper ``name`` (at Numba IR level) or call it."""
+    global _WEIGHTS
+    if name in OUTLINED:
+        return False
+    if HELPERS[name].__module__ in _SCALAR:
+        return True
+    if _WEIGHTS is None:
+        _WEIGHTS = _inline_weights()
+    return _WEIGHTS[name] <= INLINE_LINES
 
 
 def _names_used(obj):
@@ -136,7 +172,7 @@ def helper_source(roots, inline=True, python=False):
         if isinstance(obj, float):
             out.append(f"{name} = {obj!r}\n")
         else:
-            out.append((plain if name in OUTLINED else deco) + "\n" + inspect.getsource(obj))
+            out.append((deco if inlined(name) else plain) + "\n" + inspect.getsource(obj))
     return "\n\n".join(out)
 
 
@@ -382,12 +418,24 @@ _SWEEPS = {
 }
 
 
-_HEAD = ["opc = t_op[i]", "o = off[i]", "n = off[i + 1] - o",
-         "ia = off[t_a[i]] if t_a[i] >= 0 else 0", "ib = off[t_b[i]] if t_b[i] >= 0 else 0",
-         "ci = t_c[i]"]
+#: The most rule code one compiled function of a sweep holds, in lines of its branches and
+#: of the kernels they inline. Numba's and LLVM's compile time grow faster than a function's
+#: size (the HVP sweep of all 135 ops as one function: over half an hour of CPU), so the
+#: sweep of a larger op set dispatches each record to the part function holding its op.
+PART_LINES = 120
+#: The ops of scalar Python code (loops over ``x[i]``, read by ``slice``): a multi-part sweep
+#: keeps their branches in its runner, since the records of a scalar tape alternate between
+#: them and a call through a part's address costs ~30 ns (measured: the all-op forward
+#: sweep on the LJ loops' tape, 4.3 ns per record as one function, 39 ns with every op in
+#: a part, 18 ns with these but ``slice`` in the runner).
+HOT = ("neg", "exp", "log", "sqrt", "square", "sin", "cos", "addc", "mulc", "divc", "rsubc",
+       "rdivc", "powc", "add", "sub", "mul", "div", "slice")
+_PRELUDE = ["o = off[i]", "n = off[i + 1] - o", "ia = off[t_a[i]] if t_a[i] >= 0 else 0",
+            "ib = off[t_b[i]] if t_b[i] >= 0 else 0", "ci = t_c[i]"]
 
 
 def _branches(sweep, ops, const):
+    """The ``if opc == ...`` chain of ``ops``' branches, at the loop body's indentation."""
     lines, first = [], True
     for op in ops:
         body = branch(op, sweep, const)
@@ -399,12 +447,51 @@ def _branches(sweep, ops, const):
     return lines
 
 
-def _sweep(sweep, ops, const, cache):
+def _weight(body):
+    return partition.weight(body, HELPERS, _names_used)
+
+
+def _parts(sweep, ops, const):
+    """``(hot, parts)`` of ``sweep`` for ``ops``: ``hot`` the ops whose branches the runner
+    keeps (:data:`HOT`), ``parts`` the ``(ops, weight)`` of each part, runs of the other ops
+    (those with a branch in ``sweep``) of at most :data:`PART_LINES` lines, a heavier op
+    alone (:func:`jittape.partition.split`). ``([], [(ops, weight)])`` if all of them fit in
+    one part: the sweep is then one function, as generated for a typical tape's ops."""
+    items = [(op, _weight(body)) for op in ops
+             for body in [branch(op, sweep, const)] if body is not None]
+    if sum(w for _, w in items) <= PART_LINES:
+        return [], [([op for op, _ in items], sum(w for _, w in items))]
+    hot = [op for op, _ in items if op.name in HOT]
+    return hot, partition.split([(op, w) for op, w in items if op.name not in HOT],
+                                PART_LINES)
+
+
+def sweep_parts(sweep, ops):
+    """The weights (lines) of the part functions of ``sweep`` ("forward", ...) for ``ops``;
+    one weight: the sweep is one function."""
+    return [w for _, w in
+            _parts(sweep, sorted(set(ops), key=lambda op: op.code), _const(ops))[1]]
+
+
+def _sweep(sweep, ops, const, cache, python=False):
     sig, loop, ret, doc = _SWEEPS[sweep]
-    lines = [JIT.format(cache=cache), f"def {sig}:", f'    """{doc}"""', f"    {loop}"]
-    lines += ["        " + ln for ln in _HEAD + _branches(sweep, ops, const)]
-    lines.append(f"    {ret}")
-    return "\n".join(lines) + "\n"
+    name, args = sig[:-1].split("(")
+    hot, parts = _parts(sweep, ops, const)
+    if len(parts) <= 1 and not hot:
+        head = [JIT.format(cache=cache), f"def {sig}:", f'    """{doc}"""', f"    {loop}",
+                "        opc = t_op[i]"]
+        body = _PRELUDE + _branches(sweep, ops, const)
+        return "\n".join(head + ["        " + ln for ln in body] + [f"    {ret}"]) + "\n"
+    # each part a function of its own, called through its address (jittape.partition)
+    bodies = [_PRELUDE + _branches(sweep, part, const) for part, _ in parts]
+    return partition.partwise_source(
+        name, args, doc, ret, bodies, [p[0][0].code for p in parts],
+        _PRELUDE + _branches(sweep, hot, const) if hot else [], [op.code for op in hot],
+        JIT.format(cache=cache), python)
+
+
+def _const(ops):
+    return next(op.code for op in ops if op.name == "const")
 
 
 def sweep_source(ops, cache=True, python=False):
@@ -415,11 +502,12 @@ def sweep_source(ops, cache=True, python=False):
     the same code for CPython, for the interpreted tier (:mod:`jittape.tiers`).
     """
     ops = sorted(set(ops), key=lambda op: op.code)
-    const = next(op.code for op in ops if op.name == "const")
+    const = _const(ops)
     parts = [f"# jittape sweeps for ops: {', '.join(op.name for op in ops)}\n"
              "# generated from the op table by jittape.codegen; do not edit\n"
              + (PY_HEADER if python else HEADER)]
-    sweeps = [_sweep(s, ops, const, cache) for s in ("forward", "reverse", "tangent", "hvp")]
+    sweeps = [_sweep(s, ops, const, cache, python)
+              for s in ("forward", "reverse", "tangent", "hvp")]
     # the second-order branches may call helpers that no rule names (derivatives of calls)
     helpers = helper_source(rule_roots(ops) + [sweeps[-1]], python=python)
     if helpers:

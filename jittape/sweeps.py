@@ -9,13 +9,20 @@ process, or on disk: ``opsets.txt`` in the cache directory lists the sets compil
 after ``python -m jittape warmup`` nothing compiles again.
 
 Granularity, measured (2-core Xeon, Numba 0.68, cold): a sweep for a ten-op set compiles in
-about 1 s (0.35 s of it Numba's one-time start), one for all 87 ops in 16-20 s; one function
-per op is not an option, since a jitted caller re-optimizes its jitted callees (a replay
-function calling both sweeps compiled 3 s longer than the sweeps themselves). Hence one
-module per op set, superset reuse, and ``warmup`` for users who want no compile at all.
+about 1 s (0.35 s of it Numba's one-time start). One function per op is not an option, since
+a jitted caller re-optimizes its jitted callees (a replay function calling both sweeps
+compiled 3 s longer than the sweeps themselves); but one function for all 135 ops is not
+either: Numba's and LLVM's compile time and memory grow faster than a function's size (the
+forward and reverse sweeps of all ops took 72 and 170 s of CPU, the HVP sweep over half an
+hour and 9-10 GB). So the sweep of a large op set is a runner calling part functions of
+about a hundred lines of rules each through their addresses (:mod:`jittape.partition`: each
+part compiles once; all four all-op sweeps in 5.5 min of CPU and 1.4 GB), and a typical
+tape's op set is one function as before.
+Hence one module per op set, superset reuse, and ``warmup`` for users who want no compile
+at all.
 """
 
-from . import jitcache, tiers
+from . import jitcache, tiers, warmjobs
 from .codegen import sweep_source
 from .ops import BY_NAME, OPS, swept
 
@@ -26,6 +33,7 @@ _LOADED = {}  # frozenset of opcodes -> Sweeps, in this process
 _MODULES = {}  # frozenset of opcodes -> generated module, in this process
 _INDEX = "opsets.txt"
 _BY_OPCODES = {}  # opcode column of a short tape (bytes) -> Sweeps
+_STEMS = {}  # frozenset of opcodes -> name of its generated module
 
 
 class Sweeps:
@@ -53,7 +61,8 @@ class Sweeps:
             where = " in the background" if tiers.on_compile_thread() else ""
             describe = f"{what.replace('_', ' ')} for {ops}{where}"
             out = jitcache.FirstCall(module, what, describe)(*args)
-            setattr(self, what, getattr(module, what))  # steady state: the dispatcher
+            fn = getattr(module, what)  # steady state: the dispatcher, or a partwise
+            setattr(self, what, getattr(fn, "call", None) or fn)  # sweep's bound runner
             return out
 
         def call(*args):  # until the machine code is ready (jittape.tiers)
@@ -84,7 +93,8 @@ def _with_leaves(codes):
         {op.code for op in OPS if op.kind == "leaf"}
 
 
-def _module(codes):
+def module(codes):
+    """The generated module of the sweeps for the opcodes ``codes`` (leaves included)."""
     m = _MODULES.get(codes)
     if m is None:
         ops = [OPS[c] for c in codes]
@@ -94,9 +104,11 @@ def _module(codes):
 
 
 def _compiled_on_disk(codes, what):
-    path = jitcache.cache_dir() / \
-        f"jittape_sweeps_{jitcache.digest(sweep_source([OPS[c] for c in codes]))}.py"
-    return path.with_name(f"{path.stem}.{what}.ok").exists()
+    stem = _STEMS.get(codes)
+    if stem is None:
+        ops = [OPS[c] for c in sorted(codes)]
+        stem = _STEMS[codes] = f"jittape_sweeps_{jitcache.digest(sweep_source(ops))}"
+    return (jitcache.cache_dir() / f"{stem}.{what}.ok").exists()
 
 
 def _module_for(codes, what):
@@ -107,9 +119,9 @@ def _module_for(codes, what):
             return s, _MODULES[s]
     for s in sorted((s for s in _disk_sets() if codes <= s), key=len):
         if _compiled_on_disk(s, what):
-            return s, _module(s)
+            return s, module(s)
     _remember(codes)
-    return codes, _module(codes)
+    return codes, module(codes)
 
 
 def _disk_sets():
@@ -167,22 +179,21 @@ def for_tape(t):
     return s
 
 
-def warmup(codes=None, hvp=True):
+def warmup(codes=None, hvp=True, jobs=1):
     """Compile (or load from the cache) the sweeps for ``codes`` (default: every op of the
     table), so that later tapes whose ops it contains compile nothing; ``hvp``: the
-    second-order sweep too. Returns the :class:`Sweeps`. ``python -m jittape warmup`` calls
-    this."""
-    import numpy as np
+    second-order sweep too; ``jobs``: compile in that many processes
+    (:mod:`jittape.warmjobs`). Returns the :class:`Sweeps`. ``python -m jittape warmup``
+    calls this."""
     codes = _with_leaves(codes if codes is not None else [op.code for op in OPS])
+    whats = FUNCTIONS if hvp else FUNCTIONS[:3]
+    cold = [w for w in whats if not _compiled_on_disk(codes, w)]
+    if jobs > 1 and cold:
+        _remember(codes)
+        warmjobs.compile_in_workers(codes, cold, jobs)
     s = Sweeps(codes)
     _LOADED.setdefault(codes, s)
-    empty = (np.zeros(1, np.int32), np.full(1, -1, np.int32), np.full(1, -1, np.int32),
-             np.zeros(1, np.int32), np.zeros(1), np.array([0, 1], np.int64),
-             np.zeros(0, np.int64))  # one INPUT record: every sweep runs and does nothing
     with tiers.foreground():
-        s.forward_sweep(*empty, np.zeros(1), 0, 1)
-        s.reverse_sweep(*empty, np.zeros(1), np.zeros(1), 0, 1)
-        s.tangent_sweep(*empty, np.zeros(1), np.zeros(1), 0, 1)
-        if hvp:
-            s.hvp_sweep(*empty, np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1), 0, 1)
+        for what in whats:
+            warmjobs.call_empty(getattr(s, what), what)
     return s

@@ -1,0 +1,80 @@
+"""Compile the sweeps of a large op set on several cores (``warmup(jobs=N)``).
+
+Not the default: measured on 2 cores shared with other jobs, all four all-op sweeps took
+326 s of CPU, 10:46 wall and 1.4 GB in one process (load 3.5-5), and 551 s of CPU, 16:42
+wall and 2.0 GB summed in two (load 2-10): each worker imports Numba, compiles the
+helpers its parts call (again) and loads every part from the cache to link the runner.
+On an idle machine two processes may still gain something; ``-j N`` is for trying it.
+
+Numba compiles under the GIL, so only processes compile in parallel. A large op set's sweep
+is split into part functions (:mod:`jittape.partition`), each with its own entry in Numba's
+disk cache: worker processes compile the parts, heaviest first, then the sweeps (the
+runners, which call the parts through their addresses: about a second each; a small op
+set's sweep is one function and compiles whole in a worker); the calling process then loads
+them all from the cache.
+"""
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+from .codegen import sweep_parts
+
+#: Buffers after the tape columns, per sweep (the range ``lo, hi`` of records comes after
+#: them).
+_BUFFERS = {"forward_sweep": 1, "reverse_sweep": 2, "tangent_sweep": 2, "hvp_sweep": 4}
+
+
+def empty_tape():
+    """The columns of a tape of one INPUT record: a sweep over it runs and does nothing, so
+    calling a sweep (or a part, at record 0) on it compiles the one specialization that
+    real tapes use (their columns have these dtypes)."""
+    return (np.zeros(1, np.int32), np.full(1, -1, np.int32), np.full(1, -1, np.int32),
+            np.zeros(1, np.int32), np.zeros(1), np.array([0, 1], np.int64),
+            np.zeros(0, np.int64))
+
+
+def empty_args(what):
+    """The arguments of sweep ``what`` for the empty tape."""
+    args = empty_tape() + tuple(np.zeros(1) for _ in range(_BUFFERS[what]))
+    return args + (0, 1)
+
+
+def call_empty(fn, what):
+    """Call sweep ``what`` on the empty tape: compiles it."""
+    return fn(*empty_args(what))
+
+
+def _compile_parts(codes, what, parts):
+    from numba import typeof
+    from . import sweeps
+    sweep = getattr(sweeps.module(frozenset(codes)), what)
+    argtys = tuple(map(typeof, empty_args(what)))
+    for m in parts:
+        sweep.compile_part(m, argtys)
+
+
+def _compile_sweeps(codes, whats):
+    from . import sweeps, tiers
+    s = sweeps.Sweeps(frozenset(codes))
+    with tiers.foreground():
+        for what in whats:
+            call_empty(getattr(s, what), what)
+
+
+def compile_in_workers(codes, whats, jobs):
+    """Compile sweeps ``whats`` of the op set ``codes`` into the cache with ``jobs``
+    processes: their parts first (heaviest first), then the sweeps."""
+    from .ops import OPS
+    ops = [OPS[c] for c in sorted(codes)]
+    weights = {what: sweep_parts(what[:-len("_sweep")], ops) for what in whats}
+    parts = sorted(((w, what, m) for what in whats if len(weights[what]) > 1
+                    for m, w in enumerate(weights[what])), reverse=True)
+    ctx = multiprocessing.get_context("spawn")  # Numba's threads do not survive a fork
+    with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+        for f in [pool.submit(_compile_parts, sorted(codes), what, [m])
+                  for _, what, m in parts]:
+            f.result()
+        for f in [pool.submit(_compile_sweeps, sorted(codes), [w]) for w in whats]:
+            f.result()
