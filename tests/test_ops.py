@@ -24,7 +24,7 @@ import jittape
 from jittape import jacobians, sweeps, tiers
 from jittape.codegen import branch, has_second_order
 from jittape.ops import codes as K
-from jittape.ops import BY_NAME, OPS
+from jittape.ops import BY_NAME, OPS, swept
 from jittape.regions import Run
 from jittape.testing import check_gradient, check_grads
 
@@ -393,11 +393,16 @@ def test_table_sweeps_and_specs_cover_the_same_ops():
     specs = {s.op for s in SPECS}
     assert table == specs, f"no spec for {table - specs}; unknown in specs {specs - table}"
     assert [s.code for s in OPS] == list(range(len(OPS)))
-    # every op has a forward branch; every differentiable op reverse and tangent branches
+    # every swept op has a forward branch, a differentiable one reverse and tangent branches;
+    # the others (leaves, region markers, calls, slots) have none: their rules are Python
     for op in OPS:
         sweeps = ("forward", "reverse", "tangent") if op.differentiable else ("forward",)
-        for sweep in sweeps if op.kind != "leaf" else ():
-            assert branch(op, sweep, 1), f"{op.name} has no {sweep} branch"
+        for sweep in sweeps:
+            if swept(op):
+                assert branch(op, sweep, 1), f"{op.name} has no {sweep} branch"
+            else:
+                assert branch(op, sweep, 1) is None, f"{op.name} has a {sweep} branch"
+    assert {op.kind for op in OPS if not swept(op)} == {"leaf", "region", "call", "structured"}
 
 
 def test_checker_fails_on_a_wrong_rule():
