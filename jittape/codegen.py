@@ -354,10 +354,11 @@ def _parts(sweep, ops, const):
     one part: the sweep is then one function, as generated for a typical tape's ops."""
     items = [(op, _weight(body)) for op in ops
              for body in [branch(op, sweep, const)] if body is not None]
-    if sum(w for _, w in items) <= PART_LINES:
+    rest = [(op, w) for op, w in items if op.name not in HOT]
+    if sum(w for _, w in items) <= PART_LINES or not rest:  # (only scalar code's ops: one)
         return [], [([op for op, _ in items], sum(w for _, w in items))]
     hot = [op for op, _ in items if op.name in HOT]
-    return hot, partition.split([(op, w) for op, w in items if op.name not in HOT],
+    return hot, partition.split(rest,
                                 PART_LINES)
 
 

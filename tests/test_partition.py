@@ -130,3 +130,25 @@ def test_a_partwise_sweep_compiles_once_when_two_threads_call_it(monkeypatch):
     for th in threads:
         th.join()
     assert out == [-1, -1]
+
+
+def test_an_op_set_of_scalar_code_alone_is_one_function():
+    # every op the runner keeps (codegen.HOT) and no other: over PART_LINES, yet no part
+    # to call (this raised IndexError in the part dispatch)
+    import jittape
+    from jittape.ops import BY_NAME
+    ops = [BY_NAME[n] for n in codegen.HOT] + [BY_NAME["const"], BY_NAME["input"]]
+    assert sum(codegen.sweep_parts("reverse", ops)) > codegen.PART_LINES
+    assert len(codegen.sweep_parts("reverse", ops)) == 1
+
+    def f(x):
+        a, b = x[0], x[1]
+        return (-a + np.exp(a) + np.log(b) + np.sqrt(b) + a ** 2 + np.sin(a) * np.cos(b)
+                + (a + 1.0) * 2.0 / 3.0 - (1.0 - b) + 2.0 / b + b ** 1.5 + a * b - a / b)
+    x = np.array([0.3, 1.7])
+    g = jittape.grad(f)(x)
+    a, b = x
+    want = [-1 + np.exp(a) + 2 * a + np.cos(a) * np.cos(b) + 2 / 3 + b - 1 / b,
+            1 / b + 0.5 / np.sqrt(b) - np.sin(a) * np.sin(b) + 1 - 2 / b ** 2
+            + 1.5 * np.sqrt(b) + a + a / b ** 2]
+    np.testing.assert_allclose(g, want, rtol=1e-12)
