@@ -217,3 +217,26 @@ def test_checkpoint_to_second_order_and_in_forward_mode():
     v = np.ones_like(x)
     assert jittape.jvp(f, (x,), (v,))[1] == pytest.approx(jittape.jvp(ref, (x,), (v,))[1],
                                                           rel=1e-12)
+
+
+@pytest.mark.parametrize("op", ["checkpoint_loop", "checkpoint"])
+def test_corrupted_checkpoint_records_are_refused(op, tmp_path):
+    from jittape.ops import BY_NAME
+    from jittape.tapefile import TapeFormatError
+    fn = (lambda x: ckpt(x, F, 8, 3)) if op == "checkpoint_loop" else \
+        (lambda x: stepped(x, F, 3))
+    path = tmp_path / "t.npz"
+    jittape.record(fn, X0).save(path)
+    with np.load(path) as z:
+        d = {k: z[k] for k in z.files}
+    call = np.flatnonzero(d["op"] == BY_NAME[op].code)[-1]
+    at = np.arange(d["pool"].size)
+    changes = [  # the layout's head, the region's marker, an operand's size
+        dict(pool=d["pool"] + np.where(at == d["k"][call], 1, 0)),
+        dict(b=np.where(np.arange(d["b"].size) == call, 0, d["b"]).astype(np.int32)),
+        dict(pool=d["pool"] + np.where(at == d["k"][call] + 3, 1, 0)),
+    ]
+    for change in changes:
+        np.savez(tmp_path / "bad.npz", **dict(d, **change))
+        with pytest.raises(TapeFormatError, match="checkpoint|pool offset|region"):
+            jittape.load(tmp_path / "bad.npz")
