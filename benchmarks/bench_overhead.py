@@ -90,7 +90,8 @@ def replay_fns(jittape):
         assert np.allclose(g, ref, rtol=1e-12, atol=0), "wrong gradient"
     assert tc.stats.compilations == 1 and ctape.compiled
 
-    code = fw.py_func.__code__  # the sweeps take a record range since the custom rules
+    code = getattr(fw, "func", fw).py_func.__code__  # a multi-part sweep: its bound runner
+    # (the sweeps take a record range since the custom rules)
     if "lo" in code.co_varnames[:code.co_argcount]:
         def sweeps():
             fw(*cols, val, 0, n)

@@ -31,6 +31,8 @@ TRIAL = 8
 #: Constants of at least this many elements keep garbage in the interpreter's adjoint
 #: buffer instead of being zeroed per replay (fewer, larger spans to zero).
 _SKIP_ZEROING = 4096
+#: Tapes of at most this many value slots: each interpreted replay takes a new adjoint buffer.
+_FRESH_SLOTS = 512
 
 
 def guard_failure(record):
@@ -47,6 +49,7 @@ class _Work(threading.local):
     buffers (``adj`` is zeroed per replay outside large constants, whose adjoint slots are
     never read); ``kval``/``kadj``: the compiled kernel's."""
     val = adj = kval = kadj = None
+    run = None  # the interpreted replay over val and adj (FastReplay._interpreter)
 
 
 def _spans_to_zero(t):
@@ -87,7 +90,7 @@ class FastReplay:
     _trial = None  # [fastest value-only, fastest gradient, calls] of a kernel on trial
     lost_trial = None  # (kernel, interpreter) fastest replays, if the interpreter won
 
-    _TRANSIENT = ("_work", "_zero_spans", "_val0_owner", "_kernel", "_trial", "_generated")
+    _TRANSIENT = ("_work", "_val0_owner", "_kernel", "_trial", "_generated")
     _TIERING = ("_timed", "_spent", "_best", "_tried", "_cost", "lost_trial")
 
     def __getstate__(self):
@@ -147,21 +150,13 @@ class FastReplay:
             work.val = self.arrays.val.copy()
         return work.val
 
-    def _adjoints(self, everywhere):
-        """This thread's adjoint buffer, zeroed (``everywhere``, or except the slots of
-        large constants: no sweep reads a constant's adjoint)."""
+    def _adjoints(self):
+        """This thread's adjoint buffer, zeroed."""
         work = self._buffers()
         if work.adj is None:
             work.adj = np.zeros(self.arrays.val.shape[0])
-            return work.adj
-        if everywhere:
-            work.adj[:] = 0.0
-            return work.adj
-        spans = self.__dict__.get("_zero_spans")
-        if spans is None:
-            spans = self._zero_spans = _spans_to_zero(self.arrays)
-        for lo, hi in spans:
-            work.adj[lo:hi] = 0.0
+        else:
+            work.adj.fill(0.0)
         return work.adj
 
     def _kernel_buffers(self, kernel):
@@ -178,41 +173,78 @@ class FastReplay:
     def _interpret(self, xin, want_grad):
         """Forward (and reverse) sweep from the concatenated inputs ``xin``: returns
         ``(failed guard or -1, value, concatenated input adjoints)``."""
+        work = self._buffers()
+        run = work.run
+        if run is None:
+            run = work.run = self._interpreter()
+        return run(xin, want_grad)
+
+    def _interpreter(self):
+        """This thread's interpreted replay: a closure over the tape's columns and this
+        thread's buffers, so that a call looks nothing up (the Python around the two sweeps
+        is the call overhead that issue 12 bounds at 2 µs)."""
         t = self.arrays
-        sw = t.sweeps or for_tape(t)
-        cols, spans, o = self._cols, self._spans, self._o_out
+        sw = t.sweeps or for_tape(t)  # (its attributes change once compiled: read per call)
+        cols, spans, o, n, top = self._cols, self._spans, self._o_out, self._n, self.out_id + 1
         val = self._values()
-        if len(spans) == 1:
-            val[spans[0][0]:spans[0][1]] = xin
-        else:
-            pos = 0
-            for lo, hi in spans:
-                val[lo:hi] = xin[pos:pos + hi - lo]
-                pos += hi - lo
-        bad = regions.forward(t, val) if t.calls else sw.forward_sweep(*cols, val, 0, self._n)
-        if bad >= 0 or not want_grad:
-            return bad, val[o], None
-        adj = self._adjoints(everywhere=False)
-        adj[o] = 1.0
-        if t.calls:
-            regions.reverse(t, val, adj, self.out_id)
-        else:
-            sw.reverse_sweep(*cols, val, adj, 0, self.out_id + 1)
-        if len(spans) == 1:  # a copy: the buffer is the next replay's
-            return bad, val[o], adj[spans[0][0]:spans[0][1]].copy()
-        return bad, val[o], np.concatenate([adj[lo:hi] for lo, hi in spans])
+        adj = self._adjoints()
+        zero = _spans_to_zero(t)
+        whole = zero == [(0, adj.shape[0])]
+        calls = bool(t.calls)
+        (lo, hi), single = spans[0], len(spans) == 1
+        vin = val[lo:hi]
+        # a short tape's replay takes a fresh seeded adjoint buffer and returns a view of its
+        # inputs' slots (cheaper than zeroing, seeding and copying; it holds <= 4 KiB)
+        fresh = single and not calls and adj.shape[0] <= _FRESH_SLOTS
+        seeded = np.zeros(adj.shape[0]) if fresh else None
+        if fresh:
+            seeded[o] = 1.0
+
+        def run(xin, want_grad):
+            if single:
+                vin[...] = xin
+            else:
+                pos = 0
+                for a, b in spans:
+                    val[a:b] = xin[pos:pos + b - a]
+                    pos += b - a
+            bad = regions.forward(t, val) if calls else sw.forward_sweep(*cols, val, 0, n)
+            if bad >= 0 or not want_grad:
+                return bad, val[o], None
+            if fresh:
+                g = seeded.copy()
+                sw.reverse_sweep(*cols, val, g, 0, top)
+                return bad, val[o], g[lo:hi]
+            if whole:
+                adj.fill(0.0)
+            else:  # (large constants' slots keep garbage: no sweep reads them)
+                for a, b in zero:
+                    adj[a:b] = 0.0
+            adj[o] = 1.0
+            if calls:
+                regions.reverse(t, val, adj, top - 1)
+            else:
+                sw.reverse_sweep(*cols, val, adj, 0, top)
+            if single:  # a copy: the buffer is the next replay's
+                return bad, val[o], adj[lo:hi].copy()
+            return bad, val[o], np.concatenate([adj[a:b] for a, b in spans])
+        return run
 
     def _replay(self, xin, want_grad):
         """``(failed guard or -1, value, input adjoints or None)`` from the tape's tier."""
         kernel = self._kernel
-        if kernel is not None and self._trial is None:
+        if kernel is None:
+            if self.auto_compile and not self._tried:
+                return self._timed_interpret(xin, want_grad)
+            work = self.__dict__.get("_work")  # (_interpret, one call fewer: the common case)
+            run = work.run if work is not None else None
+            return run(xin, want_grad) if run is not None else self._interpret(xin, want_grad)
+        if not xin.flags.carray:
+            xin = xin.copy()  # one Numba specialization: contiguous, writeable float64
+        if self._trial is None:
             val, adj = self._kernel_buffers(kernel)
             return kernel[0](val, adj, xin, kernel[2], want_grad)
-        if kernel is not None:
-            return self._timed_kernel(kernel, xin, want_grad)
-        if self.auto_compile and not self._tried:
-            return self._timed_interpret(xin, want_grad)
-        return self._interpret(xin, want_grad)
+        return self._timed_kernel(kernel, xin, want_grad)
 
     def _timed_interpret(self, xin, want_grad):
         t0 = time.perf_counter()
@@ -291,10 +323,7 @@ class FastReplay:
     def _fast_plain(self, x, want_grad):
         """:meth:`_fast` for one float64 array of the recorded shape: the kernel's or the
         interpreter's gradient array goes back as it is."""
-        xin = x if x.ndim == 1 else x.ravel()
-        if not xin.flags.carray:
-            xin = xin.copy()  # one Numba specialization: contiguous, writeable float64
-        bad, value, g = self._replay(xin, want_grad)
+        bad, value, g = self._replay(x if x.ndim == 1 else x.ravel(), want_grad)
         if bad >= 0:
             raise guard_failure(bad)
         if g is None or x.ndim == 1:
@@ -309,8 +338,6 @@ class FastReplay:
             if type(x) is not np.ndarray or x.dtype != np.float64 or x.shape != shapes[0]:
                 x = self._check_input(x, shapes[0])
             xin = x.ravel() if x.ndim != 1 else x
-            if not xin.flags.carray:
-                xin = xin.copy()
         else:
             if len(xs) != len(shapes):
                 raise TypeError(f"the tape was recorded with {len(shapes)} differentiated "

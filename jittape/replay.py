@@ -87,7 +87,7 @@ class Tape(FastReplay):
 
     def _reverse(self, val, seed):
         t = self.arrays
-        adj = self._adjoints(everywhere=True)  # callers may read any record's adjoint
+        adj = self._adjoints()  # zeroed everywhere: callers may read any record's adjoint
         if self.out_id >= 0:
             adj[t.off[self.out_id]:t.off[self.out_id + 1]] = seed
             regions.reverse(t, val, adj, self.out_id)
