@@ -12,11 +12,11 @@ snapshots (op entry and rules: :mod:`jittape.rules_checkpoint`).
 
 import numpy as np
 
+from . import callpool
 from .active import Active, _new, _tape_of, const
 from .custom import _check_records
 from .ops import codes as K
 from .revolve import default_snapshots
-from .rules_checkpoint import loop_pool
 from .tape import ENTRY
 
 
@@ -118,7 +118,7 @@ def _record(t, step, n, x0, params, snapshots):
     parts = [y, x0, *active, sx, *[sps[id(p)] for p in active], snaps]
     ids = [q._i for q in parts] + [r]
     sizes = [int(np.size(q._v)) for q in parts] + [1]
-    k = t.push_pool(loop_pool(ids, sizes, len(active), name, n, s))
+    k = t.push_pool(callpool.encode(ids, sizes, len(active) + 1, name, (n, s)))
     x = y._v  # x_1; the other steps on plain values (the region replays them later)
     plain = [_value(p) for p in params]
     for _ in range(n - 1):
@@ -227,13 +227,7 @@ def _call(t, g, args, cache):
     parts = [y0, *active, *slots]
     ids = [q._i for q in parts] + [r]
     sizes = [int(np.size(q._v)) for q in parts] + [1]
-    k = t.push_pool(_call_pool(ids, sizes, len(active), name))
+    k = t.push_pool(callpool.encode(ids, sizes, len(active), name))
     return _new(Active, t, K.CHECKPOINT, y0._i, r, k, 0.0, _copy(value))
 
 
-def _call_pool(ids, sizes, n, name):
-    out = [len(ids), n]
-    for p, s in zip(ids, sizes):
-        out += [p, s]
-    name = name[:200]
-    return out + [len(name)] + [ord(ch) for ch in name]

@@ -43,7 +43,7 @@ from .ops import OPS, codes
 from .fused import Fused, partial_calls, plan
 from .loopgen import loops_source
 from .layout import _ELEMENTWISE, Layout
-from .reroll import Rerolling
+from .rerollgen import Rerolling
 
 
 #: Custom rules' regions and calls, and checkpoints: not compiled (read from the table)

@@ -22,11 +22,11 @@ import threading
 
 import numpy as np
 
+from . import callpool
 from .active import Active, _new, _tape_of, const
 from .errors import NotDifferentiableError
 from .objects import from_objects
 from .ops import OPS, codes as K, operands
-from .rules_custom import call_pool
 from .tape import _ENTRY_DTYPE, ENTRY
 
 _CONTAINERS = (tuple, list, dict)
@@ -189,7 +189,7 @@ class _Custom:
         parts = [y0, *xs, *slots, *results]
         ids = [p._i for p in parts] + [r]
         sizes = [int(np.size(p._v)) for p in parts] + [1]
-        k = t.push_pool(call_pool(ids, sizes, len(xs), self._name))
+        k = t.push_pool(callpool.encode(ids, sizes, len(xs), self._name))
         v = y0._v.copy() if isinstance(y0._v, np.ndarray) else float(y0._v)
         return _new(Active, t, code, y0._i, r, k, 0.0, v)
 

@@ -80,7 +80,8 @@ the tape (which runs the sweeps over a region, nested calls included) and the bu
   run the rule (which sweeps the region as it needs) and go on below the marker.
 
 The record's ``b`` is its region's marker, ``k`` the offset of its operand list in the pool
-(laid out as an n-ary record's, so that :func:`jittape.ops.operands` lists them).
+(laid out as an n-ary record's, so that :func:`jittape.ops.operands` lists them; the layout:
+:mod:`jittape.callpool`).
 """
 
 from dataclasses import dataclass, field

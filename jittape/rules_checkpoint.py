@@ -27,9 +27,8 @@ The rules run the compiled sweeps over the region (:mod:`jittape.regions`):
   sweeps over the region;
 * no second-order rule (the error says what to do).
 
-Pool layout at ``k``: ``nparts = 2m + 5``, ``n = m + 1``, then ``(record, size)`` for y,
-x_0, p_j, sx, sp_j, snaps and r, then the length and code points of the step's name, the
-number of steps and of snapshots.
+Pool entries (:mod:`jittape.callpool`): ``nparts = 2m + 5`` parts, ``n = m + 1``: y, x_0,
+p_j, sx, sp_j, snaps and r; the step's name; the tail: the number of steps and of snapshots.
 """
 
 from types import SimpleNamespace
@@ -37,34 +36,22 @@ from types import SimpleNamespace
 import numpy as np
 
 from . import revolve
-from .optable import Spec, call, pool_at
-from .rules_custom import _kind_of, custom_label
+from . import callpool
+from .callpool import span
+from .optable import Spec, call
 
 ADVANCE, STORE, RESTORE, BACK = revolve.ADVANCE, revolve.STORE, revolve.RESTORE, revolve.BACK
 
 
-def _span(t, i):
-    return slice(int(t.off[i]), int(t.off[i + 1]))
-
-
-def _tail(t, k):
-    """``(steps, snapshots)`` after the name in call ``k``'s pool entries."""
-    end = k + 2 + 2 * int(t.pool[k])
-    at = end + 1 + int(t.pool[end])
-    return int(t.pool[at]), int(t.pool[at + 1])
-
-
 def loop_layout(t, c):
     """What the rules of checkpoint_loop record ``c`` use, computed once per tape."""
-    k = int(t.k[c])
-    nparts, n = int(t.pool[k]), int(t.pool[k + 1])
-    ids = [int(p) for p in t.pool[k + 2:k + 2 + 2 * nparts:2]]
-    parts = [_span(t, i) for i in ids]
-    steps, snaps = _tail(t, k)
+    n, ids = callpool.parts(t, c)
+    parts = [span(t, i) for i in ids]
+    steps, snaps = callpool.tail(t, c, 2)
     r = ids[-1]
     sched = revolve.schedule(steps, snaps)
     return SimpleNamespace(
-        r=r, lo=r + 1, hi=c, out=_span(t, c), y=parts[0], x0=parts[1],
+        r=r, lo=r + 1, hi=c, out=span(t, c), y=parts[0], x0=parts[1],
         params=parts[2:1 + n], sx=parts[1 + n], sparams=parts[2 + n:1 + 2 * n],
         snaps=parts[1 + 2 * n], region=slice(int(t.off[r]), int(t.off[c])),
         d=parts[0].stop - parts[0].start, steps=steps, sched=sched,
@@ -162,40 +149,19 @@ def loop_reverse(run, c, val, adj):
 def _changed(t, c, what="checkpoint_loop"):
     from .errors import NotDifferentiableError
     return NotDifferentiableError(
-        f"{what}: the control flow of {custom_label(t, c)} changed from one call or step to "
+        f"{what}: the control flow of {callpool.label(t, c)} changed from one call or step to "
         f"another (a guard: if, a mask, jittape.primal...), but its records are recorded once "
         f"and repeated; write the choice with np.where, or call it plainly")
 
 
-def loop_pool(ids, sizes, m, name, steps, snapshots):
-    """The pool entries of a checkpoint_loop record (see the module docstring)."""
-    out = [len(ids), m + 1]
-    for p, s in zip(ids, sizes):
-        out += [p, s]
-    name = name[:200]
-    return out + [len(name)] + [ord(ch) for ch in name] + [steps, snapshots]
-
-
 def loop_check(t, i, size, sa, sb):
     """A loaded tape's checkpoint_loop record: its parts where the rules expect them."""
-    k = int(t.k[i])
-    head = pool_at(t, k, 2)
-    if head is None or head[1] < 1 or head[0] != 2 * head[1] + 3:
-        return "bad checkpoint layout"
-    n = head[1]
-    parts = pool_at(t, k + 2, 2 * head[0])
-    name = pool_at(t, k + 2 + 2 * head[0], 1)
-    if parts is None or name is None or name[0] < 0:
-        return "pool offset out of range"
-    tail = pool_at(t, k + 3 + 2 * head[0], name[0] + 2)
-    if tail is None or any(not 0 <= ch < 0x110000 for ch in tail[:-2]):
-        return "bad name"
-    steps, snapshots = tail[-2:]
-    ids, sizes = parts[::2], parts[1::2]
-    if any(not 0 <= rid < i or t.off[rid + 1] - t.off[rid] != s for rid, s in zip(ids, sizes)):
-        return "checkpoint operand does not match its record"
+    got = callpool.read(t, i, size, "checkpoint", lambda n: 2 * n + 3, tail_len=2)
+    if isinstance(got, str):
+        return got
+    n, ids, sizes, (steps, snapshots) = got
     r = ids[-1]
-    if r != t.b[i] or int(t.k[r]) != i or _kind_of(t, r) != "region":
+    if int(t.k[r]) != i:
         return "checkpoint region does not match its marker"
     if steps < 1 or not 0 <= snapshots < steps:
         return "bad number of steps or snapshots"
@@ -224,10 +190,8 @@ def _spec_step(s, p):
 def call_layout(t, c):
     """``(region range, y, [x_q], [slot_q], region values)`` of checkpoint record ``c``:
     pool parts ``y, x_1..x_n, sx_1..sx_n, r`` (the region's owner is the marker's ``k``)."""
-    k = int(t.k[c])
-    nparts, n = int(t.pool[k]), int(t.pool[k + 1])
-    ids = [int(p) for p in t.pool[k + 2:k + 2 + 2 * nparts:2]]
-    parts = [_span(t, i) for i in ids]
+    n, ids = callpool.parts(t, c)
+    parts = [span(t, i) for i in ids]
     r = ids[-1]
     owner = int(t.k[r])
     return (r + 1, owner), parts[0], parts[1:1 + n], parts[1 + n:1 + 2 * n], \
@@ -246,7 +210,7 @@ def _inputs(run, c, val, dot=None):
 def call_forward(run, c, val):
     (lo, hi), y, _, _, _ = _inputs(run, c, val)
     bad = run.forward(val, lo, hi)
-    val[_span(run.t, c)] = val[y]
+    val[span(run.t, c)] = val[y]
     return bad
 
 
@@ -254,11 +218,11 @@ def call_tangent(run, c, val, dot):
     (lo, hi), y, _, _, _ = _inputs(run, c, val, dot)
     run.forward(val, lo, hi)
     run.tangent(val, dot, lo, hi)
-    dot[_span(run.t, c)] = dot[y]
+    dot[span(run.t, c)] = dot[y]
 
 
 def call_reverse(run, c, val, adj):
-    out = _span(run.t, c)
+    out = span(run.t, c)
     if not adj[out].any():
         return
     (lo, hi), y, xs, slots, region = _inputs(run, c, val)
@@ -272,7 +236,7 @@ def call_reverse(run, c, val, adj):
 
 
 def call_hvp(run, c, val, dot, adj, adjdot):
-    out = _span(run.t, c)
+    out = span(run.t, c)
     if not (adj[out].any() or adjdot[out].any()):
         return -1
     (lo, hi), y, xs, slots, region = _inputs(run, c, val, dot)
@@ -291,23 +255,13 @@ def call_hvp(run, c, val, dot, adj, adjdot):
 def call_check(t, i, size, sa, sb):
     """A loaded tape's checkpoint record: parts in place, its region owned by a checkpoint
     record with the same marker."""
-    k = int(t.k[i])
-    head = pool_at(t, k, 2)
-    if head is None or head[1] < 0 or head[0] != 2 * head[1] + 2:
-        return "bad checkpoint layout"
-    n = head[1]
-    parts = pool_at(t, k + 2, 2 * head[0])
-    name = pool_at(t, k + 2 + 2 * head[0], 1)
-    if parts is None or name is None or name[0] < 0 or pool_at(
-            t, k + 3 + 2 * head[0], name[0]) is None:
-        return "pool offset out of range"
-    ids, sizes = parts[::2], parts[1::2]
-    if any(not 0 <= rid < i or t.off[rid + 1] - t.off[rid] != s for rid, s in zip(ids, sizes)):
-        return "checkpoint operand does not match its record"
+    got = callpool.read(t, i, size, "checkpoint", lambda n: 2 * n + 2, min_n=0)
+    if isinstance(got, str):
+        return got
+    n, ids, sizes, _ = got
     r = ids[-1]
     owner = int(t.k[r])
-    if r != t.b[i] or _kind_of(t, r) != "region" or not r < owner <= i or \
-            int(t.op[owner]) != int(t.op[i]) or int(t.b[owner]) != r:
+    if not r < owner <= i or int(t.op[owner]) != int(t.op[i]) or int(t.b[owner]) != r:
         return "checkpoint region does not match its marker"
     if sizes[0] != size or any(sizes[1 + q] != sizes[1 + n + q] for q in range(n)):
         return "checkpoint sizes differ"
@@ -332,10 +286,10 @@ CHECKPOINT_OPS = [
          "reverse: the step's adjoint per step in the order of a binomial checkpointing "
          "schedule, recomputing from snapshots (jittape.checkpoint_loop)",
          loop_forward, loop_tangent, loop_reverse, None, loop_check,
-         spec=Spec(shapes=(((3,), (3,)), ((), ())), fn=_spec_fn), label=custom_label,
+         spec=Spec(shapes=(((3,), (3,)), ((), ())), fn=_spec_fn), label=callpool.label,
          no_second=_NO_SECOND),
     call("checkpoint", "y = g(x); g's records in a region, shared by the calls of g that "
          "record alike, run again by the reverse rule (jittape.checkpoint)", call_forward,
          call_tangent, call_reverse, call_hvp, call_check,
-         spec=Spec(shapes=(((3,), (3,)), ((), ())), fn=_spec_call), label=custom_label),
+         spec=Spec(shapes=(((3,), (3,)), ((), ())), fn=_spec_call), label=callpool.label),
 ]

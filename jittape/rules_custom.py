@@ -31,14 +31,15 @@ compiled sweeps, run those sweeps over it with the slots set:
   must be. Second order likewise, with the region's tangents from ``xdot_q``'s (zero) and
   the primals' (Griewank & Walther, "Evaluating Derivatives", 2nd ed., sec. 5.4).
 
-Pool layout of a call record at ``k``: ``nparts = 2n + 3``, ``n``, then ``(record, size)``
-per part, in the orders above (y0, x_q, slots, results, marker), then the length and the
-code points of the user function's name (for messages).
+Pool entries of a call record (:mod:`jittape.callpool`): ``nparts = 2n + 3`` parts, in the
+orders above (y0, x_q, slots, results, marker), and the user function's name.
 """
 
 import numpy as np
 
-from .optable import Spec, call, pool_at, region, structured
+from . import callpool
+from .callpool import kind_of, span
+from .optable import Spec, call, region, structured
 
 
 # --- custom_arg and custom_slot: structured ops (the slot has no kernel: no branch) --------
@@ -57,17 +58,11 @@ def identity_pattern(n, sizes, k, pool, consts):
 
 
 # --- the call records' rules: Python, run between the compiled sweeps (jittape.regions) ---
-def _span(t, i):
-    return slice(int(t.off[i]), int(t.off[i + 1]))
-
-
 def _layout(t, c):
     """Call record ``c``'s marker, argument count and slices (see the pool layout above):
     ``(r, n, y, [y0, x_1..x_n, slots..., results...], region)``."""
-    k = int(t.k[c])
-    r, n = int(t.b[c]), int(t.pool[k + 1])
-    parts = [_span(t, int(p)) for p in t.pool[k + 2:k + 2 + 2 * int(t.pool[k]):2]]
-    return r, n, _span(t, c), parts, slice(int(t.off[r]), int(t.off[c]))
+    r, (n, ids) = int(t.b[c]), callpool.parts(t, c)
+    return r, n, span(t, c), [span(t, i) for i in ids], slice(int(t.off[r]), int(t.off[c]))
 
 
 def custom_forward(run, c, val):
@@ -159,49 +154,17 @@ def custom_jvp_hvp(run, c, val, dot, adj, adjdot):
     return -1
 
 
-# --- layout, names, checks of loaded tapes (plain Python) ----------------------------------
-def call_layout(t, i):
-    """``(n, parts)`` of call record ``i``: its x count and its operands' record ids."""
-    k = int(t.k[i])
-    nparts, n = int(t.pool[k]), int(t.pool[k + 1])
-    return n, [int(t.pool[k + 2 + 2 * q]) for q in range(nparts)]
-
-
-def call_pool(parts, sizes, n, name):
-    """The pool entries of a call record (see the module docstring)."""
-    out = [len(parts), n]
-    for p, s in zip(parts, sizes):
-        out += [p, s]
-    name = name[:200]
-    return out + [len(name)] + [ord(ch) for ch in name]
-
-
-def custom_label(t, i):
-    k = int(t.k[i])
-    end = k + 2 + 2 * int(t.pool[k])
-    return "".join(chr(int(v)) for v in t.pool[end + 1:end + 1 + int(t.pool[end])])
-
-
+# --- checks of loaded tapes (plain Python) ------------------------------------------------
 def _check_call(slots_of, results_of):
     """A check of a call record's layout: ``slots_of(n)``/``results_of(n)`` give the part
     positions of its slots and results, and the part whose size each must equal."""
     def check(t, i, size, sa, sb):
-        k = int(t.k[i])
-        head = pool_at(t, k, 2)
-        if head is None or head[1] < 1 or head[0] != 2 * head[1] + 3:
-            return "bad custom rule layout"
-        n = head[1]
-        parts = pool_at(t, k + 2, 2 * head[0])
-        name = pool_at(t, k + 2 + 2 * head[0], 1)
-        if parts is None or name is None or name[0] < 0 or pool_at(
-                t, k + 3 + 2 * head[0], name[0]) is None:
-            return "pool offset out of range"
-        ids, sizes = parts[::2], parts[1::2]
-        if any(not 0 <= rid < i or t.off[rid + 1] - t.off[rid] != s
-               for rid, s in zip(ids, sizes)):
-            return "custom rule operand does not match its record"
+        got = callpool.read(t, i, size, "custom rule", lambda n: 2 * n + 3)
+        if isinstance(got, str):
+            return got
+        n, ids, sizes, _ = got
         r = ids[-1]
-        if r != t.b[i] or int(t.k[r]) != i or _kind_of(t, r) != "region":
+        if int(t.k[r]) != i:
             return "custom rule region does not match its marker"
         if sizes[0] != size or any(ids[q] >= r for q in range(n + 1)):
             return "custom rule primal out of place"
@@ -211,20 +174,13 @@ def _check_call(slots_of, results_of):
         for q, like, inside in results_of(n):
             if sizes[q] != sizes[like] or (inside and not r < ids[q] < i):
                 return "custom rule result out of place"
-        codes = pool_at(t, k + 3 + 2 * head[0], name[0])
-        return "bad name" if any(not 0 <= ch < 0x110000 for ch in codes) else None
+        return None
     return check
-
-
-def _kind_of(t, r):
-    from .ops import OPS  # (the table imports this module)
-    code = int(t.op[r])
-    return OPS[code].kind if 0 <= code < len(OPS) else "?"
 
 
 def custom_begin_check(t, i, n, sa, sb):
     c = int(t.k[i])
-    if not i < c < len(t.op) or int(t.b[c]) != i or _kind_of(t, c) != "call":
+    if not i < c < len(t.op) or int(t.b[c]) != i or kind_of(t, c) != "call":
         return "region marker does not match its custom rule"
     return None
 
@@ -304,11 +260,11 @@ CUSTOM_OPS = [
          custom_vjp_tangent, custom_vjp_reverse, custom_vjp_hvp,
          _check_call(lambda n: [(n + 1, 0)],
                      lambda n: [(n + 2 + q, 1 + q, False) for q in range(n)]),
-         spec=Spec(shapes=_PAIRS, fn=spec_vjp), no_forward=_NO_FORWARD, label=custom_label),
+         spec=Spec(shapes=_PAIRS, fn=spec_vjp), no_forward=_NO_FORWARD, label=callpool.label),
     call("custom_jvp", "ydot = jvp(x, xdot)[1], recorded and run by the forward sweep over "
          "the region; xbar += its transpose applied to ybar (jittape.custom_jvp)",
          custom_forward, custom_jvp_tangent, custom_jvp_reverse, custom_jvp_hvp,
          _check_call(lambda n: [(n + 1 + q, 1 + q) for q in range(n)],
                      lambda n: [(2 * n + 1, 0, True)]),
-         spec=Spec(shapes=_PAIRS, fn=spec_jvp), label=custom_label),
+         spec=Spec(shapes=_PAIRS, fn=spec_jvp), label=callpool.label),
 ]
