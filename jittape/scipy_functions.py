@@ -10,11 +10,9 @@ imported and before a recording starts still points to SciPy's function (which t
 active values by name).
 """
 
-import sys
-
 import numpy as np
 
-from .scipy_special import _wrap
+from .scipy_special import _wrap, loaded
 
 _installed = set()
 
@@ -116,7 +114,7 @@ def install():
     if len(_installed) == len(_FUNCTIONS):
         return
     for modname, functions in _FUNCTIONS.items():
-        module = sys.modules.get(modname)
+        module = loaded(modname)
         if module is None or modname in _installed:
             continue
         for name, active_version in functions.items():

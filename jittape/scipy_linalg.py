@@ -9,8 +9,6 @@ reference taken with ``from scipy.linalg import expm`` before then still points 
 function (call ``scipy.linalg.expm``).
 """
 
-import sys
-
 import numpy as np
 
 _installed = False
@@ -41,8 +39,10 @@ def install():
     """Wrap ``scipy.linalg.expm`` if SciPy's linalg module is loaded (idempotent; this runs
     at every recording, so the flag is tested first)."""
     global _installed
-    linalg = None if _installed else sys.modules.get("scipy.linalg")
+    if _installed:
+        return
+    from .scipy_special import _wrap, loaded
+    linalg = loaded("scipy.linalg")
     if linalg is not None:
-        from .scipy_special import _wrap
         _wrap(linalg, "expm", expm)
         _installed = True

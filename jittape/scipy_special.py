@@ -17,10 +17,18 @@ function: call ``scipy.special.logsumexp`` or ``jittape.logsumexp``.
 """
 
 import functools
+import importlib
 import inspect
 import sys
 
 _installed = False
+
+
+def loaded(name):
+    """Module ``name`` if it has been imported, else None (importing nothing). A module that
+    another thread is still importing is waited for, through the import system's lock: its
+    attributes are not all there yet (a background compile may be importing SciPy)."""
+    return importlib.import_module(name) if name in sys.modules else None
 
 
 def _wrap(special, name, active_version):
@@ -47,7 +55,7 @@ def install():
     global _installed
     if _installed:  # checked first: this runs at every recording
         return
-    special = sys.modules.get("scipy.special")
+    special = loaded("scipy.special")
     if special is None:
         return
     import numpy as np

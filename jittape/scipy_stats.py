@@ -19,7 +19,6 @@ eigenvalues below ``1e6 eps max|w|`` dropped, ``-inf`` off the support).
 """
 
 import math
-import sys
 
 import numpy as np
 
@@ -269,7 +268,8 @@ def install():
     """Wrap the methods of :data:`_FORMS` if ``scipy.stats`` is loaded (idempotent)."""
     if _installed:  # checked first: this runs at every recording
         return
-    stats = sys.modules.get("scipy.stats")
+    from .scipy_special import loaded
+    stats = loaded("scipy.stats")
     if stats is None:
         return
     for name, forms in _FORMS.items():

@@ -8,7 +8,6 @@ Importing this module fills :data:`jittape.dispatch.UFUNCS`.
 """
 
 import math
-import sys
 
 import numpy as np
 
@@ -103,7 +102,8 @@ def _resolve(ufunc):
         name = getattr(ufunc, "__name__", None)
         opc = SCIPY_UFUNC_OPCODES.get(name)
         if opc is None:
-            special = sys.modules.get("scipy.special")
+            from .scipy_special import loaded
+            special = loaded("scipy.special")
             composed = _SCIPY_COMPOSED.get(name)
             return composed if getattr(special, name, None) is ufunc else None
         if _NP[opc] is not ufunc:

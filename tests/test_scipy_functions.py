@@ -85,3 +85,27 @@ def test_rollaxis_and_real_if_close_are_numpys():
     _check(lambda x: np.rollaxis(x, 2, 0), (R(2, 3, 4),))
     _check(lambda x: np.rollaxis(x, -1), (R(2, 3, 4),))
     _check(lambda x: np.real_if_close(x) * 2.0, (R(3),))
+
+
+def test_a_module_another_thread_is_importing_is_waited_for(tmp_path, monkeypatch):
+    """jittape wraps SciPy's functions at a recording if SciPy is loaded; a background
+    compile may be importing it meanwhile (a doc example once failed on scipy.special's
+    missing expit): the recording must see the module whole."""
+    import sys
+    import threading
+    import time
+
+    from jittape.scipy_special import loaded
+    (tmp_path / "slow_module_for_jittape.py").write_text(
+        "import time\ntime.sleep(0.5)\nlate = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert loaded("slow_module_for_jittape") is None  # not imported: nothing imports it
+    th = threading.Thread(target=__import__, args=("slow_module_for_jittape",))
+    th.start()
+    while "slow_module_for_jittape" not in sys.modules:
+        time.sleep(0.001)
+    try:
+        assert loaded("slow_module_for_jittape").late == 1
+    finally:
+        th.join()
+        sys.modules.pop("slow_module_for_jittape", None)
