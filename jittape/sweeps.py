@@ -179,14 +179,23 @@ def for_tape(t):
     return s
 
 
-def warmup(codes=None, hvp=True, jobs=1):
+def warmup(codes=None, hvp=True, jobs=1, share=None):
     """Compile (or load from the cache) the sweeps for ``codes`` (default: every op of the
     table), so that later tapes whose ops it contains compile nothing; ``hvp``: the
     second-order sweep too; ``jobs``: compile in that many processes
     (:mod:`jittape.warmjobs`). Returns the :class:`Sweeps`. ``python -m jittape warmup``
-    calls this."""
+    calls this.
+
+    ``share=(i, n)``: compile only the i-th of n shares of the sweeps' parts into the cache
+    and return None, for n processes that warm one cache together (each then calls
+    ``warmup()`` once all shares are done: :func:`jittape.warmjobs.compile_share`)."""
     codes = _with_leaves(codes if codes is not None else [op.code for op in OPS])
     whats = FUNCTIONS if hvp else FUNCTIONS[:3]
+    if share is not None:
+        _remember(codes)
+        warmjobs.compile_share(codes, [w for w in whats if not _compiled_on_disk(codes, w)],
+                               *share)
+        return None
     cold = [w for w in whats if not _compiled_on_disk(codes, w)]
     if jobs > 1 and cold:
         _remember(codes)

@@ -63,14 +63,41 @@ def _compile_sweeps(codes, whats):
             call_empty(getattr(s, what), what)
 
 
-def compile_in_workers(codes, whats, jobs):
-    """Compile sweeps ``whats`` of the op set ``codes`` into the cache with ``jobs``
-    processes: their parts first (heaviest first), then the sweeps."""
+def _parts(codes, whats):
+    """``[(weight, what, m)]``: part m of each multi-part sweep in ``whats`` of the op set
+    ``codes``, heaviest first (the weight: its lines of rules)."""
     from .ops import OPS
     ops = [OPS[c] for c in sorted(codes)]
     weights = {what: sweep_parts(what[:-len("_sweep")], ops) for what in whats}
-    parts = sorted(((w, what, m) for what in whats if len(weights[what]) > 1
-                    for m, w in enumerate(weights[what])), reverse=True)
+    return sorted(((w, what, m) for what in whats if len(weights[what]) > 1
+                   for m, w in enumerate(weights[what])), reverse=True)
+
+
+def compile_share(codes, whats, index, count):
+    """Compile share ``index`` of ``count`` of the parts of sweeps ``whats`` of op set
+    ``codes`` into the cache: ``count`` processes that each compile their own share, wait for
+    one another, then call :func:`jittape.sweeps.warmup` compile every part once (the test
+    suite's ``pytest -n 2`` workers do). The shares are balanced by weight, greedily, heaviest
+    part first (the LPT rule: Graham, "Bounds on multiprocessing timing anomalies", SIAM J.
+    Appl. Math. 17, 1969)."""
+    for what, m in shares(codes, whats, count)[index]:
+        _compile_parts(sorted(codes), what, [m])
+
+
+def shares(codes, whats, count):
+    """The parts of :func:`compile_share`'s ``count`` shares: ``[[(what, m), ...], ...]``."""
+    loads, out = [0] * count, [[] for _ in range(count)]
+    for w, what, m in _parts(codes, whats):
+        j = loads.index(min(loads))
+        loads[j] += w
+        out[j].append((what, m))
+    return out
+
+
+def compile_in_workers(codes, whats, jobs):
+    """Compile sweeps ``whats`` of the op set ``codes`` into the cache with ``jobs``
+    processes: their parts first (heaviest first), then the sweeps."""
+    parts = _parts(codes, whats)
     ctx = multiprocessing.get_context("spawn")  # Numba's threads do not survive a fork
     with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
         for f in [pool.submit(_compile_parts, sorted(codes), what, [m])

@@ -1,16 +1,35 @@
 """Test session set-up: the sweeps for every op of the table are compiled (or loaded from
 the cache) once, so that the many op sets of the tests reuse them instead of compiling one
 module each (jittape.sweeps picks a compiled superset). About 5.5 minutes of CPU cold (the
-all-op sweeps are split into parts: jittape.partition), a few seconds warm; in one process,
-since two (``jobs=2``) took 1.7x the CPU and no less time on 2 shared cores. The
-second-order sweep is warmed too: the second-order tests use most ops. Tests of the
-per-op-set path use their own cache directories in subprocesses."""
+all-op sweeps are split into parts: jittape.partition), a few seconds warm. With
+``pytest -n N`` (pytest-xdist) each worker compiles its share of the parts first and waits
+for the others, so every part compiles once. The second-order sweep is warmed too: the
+second-order tests use most ops. Tests of the per-op-set path use their own cache
+directories in subprocesses."""
+
+import os
+import time
 
 import pytest
 
 import jittape.sweeps
 
+#: Seconds a worker waits for the other workers' shares before compiling what is missing.
+SHARE_TIMEOUT = 1800
+
 
 @pytest.fixture(scope="session", autouse=True)
-def _all_sweeps_compiled():
+def _all_sweeps_compiled(tmp_path_factory):
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if count > 1:
+        index = int(os.environ["PYTEST_XDIST_WORKER"].removeprefix("gw"))
+        shared = tmp_path_factory.getbasetemp().parent  # one directory for all the workers
+        try:
+            jittape.sweeps.warmup(share=(index, count))
+        finally:
+            (shared / f"warm-share-{index}").touch()
+        t0 = time.monotonic()
+        while not all((shared / f"warm-share-{j}").exists() for j in range(count)) and \
+                time.monotonic() - t0 < SHARE_TIMEOUT:
+            time.sleep(0.5)
     jittape.sweeps.warmup()

@@ -152,3 +152,19 @@ def test_an_op_set_of_scalar_code_alone_is_one_function():
             1 / b + 0.5 / np.sqrt(b) - np.sin(a) * np.sin(b) + 1 - 2 / b ** 2
             + 1.5 * np.sqrt(b) + a + a / b ** 2]
     np.testing.assert_allclose(g, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("count", [2, 3])
+def test_warmup_shares_split_the_parts_once_and_evenly(count):
+    """pytest -n N (tests/conftest.py): each worker compiles one share of the all-op sweeps'
+    parts (jittape.warmjobs.compile_share); every part in exactly one share, the shares'
+    lines of rules within the heaviest part of one another (greedy, heaviest first)."""
+    from jittape import warmjobs
+    codes = _with_leaves([op.code for op in OPS])
+    parts = warmjobs._parts(codes, FUNCTIONS)
+    got = warmjobs.shares(codes, FUNCTIONS, count)
+    flat = [p for share in got for p in share]
+    assert len(parts) > count and sorted(flat) == sorted((what, m) for _, what, m in parts)
+    weight = {(what, m): w for w, what, m in parts}
+    loads = [sum(weight[p] for p in share) for share in got]
+    assert max(loads) - min(loads) <= max(weight.values())
