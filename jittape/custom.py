@@ -142,6 +142,20 @@ class _Custom:
         return args
 
     # --- recording ---
+    def _enter(self, args, kwargs, rule, define):
+        """None when the call runs the function plainly (no active argument, or inside its
+        own rule), else ``(tape, nondiff args, diff args, first record, xs, stopped args)``
+        (:meth:`_stops`). Raises TypeError if ``rule`` was not set (``define``: how)."""
+        split = None if self._own_rule() else self._split(args, kwargs)
+        if split is None:
+            return None
+        if rule is None:
+            raise TypeError(f"{self._name} is a {type(self).__name__} function without a "
+                            f"rule: call {self._name}.{define} first")
+        t, nondiff, diff = split
+        begin = t.n
+        return (t, nondiff, diff, begin) + self._stops(t, diff)
+
     def _stops(self, t, diff):
         """Each active leaf ``x`` replaced by a CUSTOM_ARG record of it (value and
         tangent of x, no adjoint): ``(xs, stopped args)``."""
@@ -280,15 +294,10 @@ class custom_vjp(_Custom):
         self.fwd, self.bwd = fwd, bwd
 
     def __call__(self, *args, **kwargs):
-        split = None if self._own_rule() else self._split(args, kwargs)
-        if split is None:
+        entered = self._enter(args, kwargs, self.fwd, "defvjp(fwd, bwd)")
+        if entered is None:
             return self.fun(*args, **kwargs)
-        if self.fwd is None:
-            raise TypeError(f"{self._name} is a custom_vjp function without a rule: call "
-                            f"{self._name}.defvjp(fwd, bwd) first")
-        t, nondiff, diff = split
-        begin = t.n
-        xs, stopped = self._stops(t, diff)
+        t, nondiff, diff, begin, xs, stopped = entered
         out = self._run(self.fwd, *self._full(nondiff, stopped), **kwargs)
         if not isinstance(out, tuple) or len(out) != 2:
             raise TypeError(f"fwd of {self._name} must return a pair (y, residuals), got "
@@ -362,15 +371,10 @@ class custom_jvp(_Custom):
         return jvp
 
     def __call__(self, *args, **kwargs):
-        split = None if self._own_rule() else self._split(args, kwargs)
-        if split is None:
+        entered = self._enter(args, kwargs, self.jvp, "defjvp(jvp)")
+        if entered is None:
             return self.fun(*args, **kwargs)
-        if self.jvp is None:
-            raise TypeError(f"{self._name} is a custom_jvp function without a rule: call "
-                            f"{self._name}.defjvp(jvp) first")
-        t, nondiff, diff = split
-        begin = t.n
-        xs, stopped = self._stops(t, diff)
+        t, nondiff, diff, begin, xs, stopped = entered
         y0 = self._primal_out(t, self.fun(*self._full(nondiff, stopped), **kwargs), "g")
         r = self._open(t)
         slots = [self._slot(t, np.shape(x._v), 0.0) for x in xs]

@@ -355,9 +355,15 @@ def test_errors_at_record_time():
     @jittape.custom_vjp
     def undefined(x):
         return x
-    with pytest.raises(TypeError, match="defvjp"):
+    with pytest.raises(TypeError, match=r"undefined is a custom_vjp .*defvjp\(fwd, bwd\)"):
         jittape.grad(lambda x: np.sum(undefined(x)))(x)
     np.testing.assert_array_equal(undefined(x), x)  # a plain call needs no rule
+
+    @jittape.custom_jvp
+    def no_jvp(x):
+        return x
+    with pytest.raises(TypeError, match=r"no_jvp is a custom_jvp .*defjvp\(jvp\)"):
+        jittape.grad(lambda x: np.sum(no_jvp(x)))(x)
 
     def with_rule(fwd, bwd):
         f = jittape.custom_vjp(lambda x: x * 1.0)
