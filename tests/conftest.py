@@ -3,7 +3,7 @@ the cache) once, so that the many op sets of the tests reuse them instead of com
 module each (jittape.sweeps picks a compiled superset). About 5.5 minutes of CPU cold (the
 all-op sweeps are split into parts: jittape.partition), a few seconds warm. With
 ``pytest -n N`` (pytest-xdist) each worker compiles its share of the parts first and waits
-for the others, so every part compiles once. The second-order sweep is warmed too: the
+for the others' shares under way, so that every part compiles once. The second-order sweep is warmed too: the
 second-order tests use most ops. Tests of the per-op-set path use their own cache
 directories in subprocesses."""
 
@@ -24,12 +24,16 @@ def _all_sweeps_compiled(tmp_path_factory):
     if count > 1:
         index = int(os.environ["PYTEST_XDIST_WORKER"].removeprefix("gw"))
         shared = tmp_path_factory.getbasetemp().parent  # one directory for all the workers
+        (shared / f"warm-share-{index}.started").touch()
         try:
             jittape.sweeps.warmup(share=(index, count))
         finally:
-            (shared / f"warm-share-{index}").touch()
+            (shared / f"warm-share-{index}.done").touch()
+        # wait for the shares under way, not for workers that have no test to run (a
+        # subset of the files): those never start theirs, and warmup() compiles the rest
         t0 = time.monotonic()
-        while not all((shared / f"warm-share-{j}").exists() for j in range(count)) and \
-                time.monotonic() - t0 < SHARE_TIMEOUT:
+        while time.monotonic() - t0 < SHARE_TIMEOUT and any(
+                (shared / f"warm-share-{j}.started").exists() and
+                not (shared / f"warm-share-{j}.done").exists() for j in range(count)):
             time.sleep(0.5)
     jittape.sweeps.warmup()
