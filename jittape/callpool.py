@@ -11,18 +11,22 @@ rules module. The parts are laid out as an n-ary record's operands, so that
 tape by the rules (:meth:`jittape.regions.Run.layout`), checked when a tape file is loaded.
 """
 
+import numpy as np
+
 from .optable import pool_at
 
 #: Characters of a user function's name kept for messages.
 NAME_CHARS = 200
 
 
-def encode(ids, sizes, n, name, tail=()):
-    """The pool entries of a call record: ``ids``/``sizes`` its parts' record ids and value
-    sizes, ``n`` its argument count, ``name`` the user function's name (messages)."""
-    out = [len(ids), n]
-    for p, s in zip(ids, sizes):
-        out += [p, s]
+def encode(parts, marker, n, name, tail=()):
+    """The pool entries of a call record: ``parts`` its operands' active records (each a
+    part, in the op's order), then the record id of its region ``marker`` (the last part, of
+    size 1); ``n`` its argument count, ``name`` the user function's name (messages)."""
+    out = [len(parts) + 1, n]
+    for p in parts:
+        out += [p._i, int(np.size(p._v))]
+    out += [marker, 1]
     name = name[:NAME_CHARS]
     return out + [len(name)] + [ord(ch) for ch in name] + list(tail)
 

@@ -201,9 +201,7 @@ class _Custom:
         _, a, b, _, cv, v = ENTRY.unpack_from(t.entries, r << 5)
         ENTRY.pack_into(t.entries, r << 5, K.CUSTOM_BEGIN, a, b, c, cv, v)  # k: the owner
         parts = [y0, *xs, *slots, *results]
-        ids = [p._i for p in parts] + [r]
-        sizes = [int(np.size(p._v)) for p in parts] + [1]
-        k = t.push_pool(callpool.encode(ids, sizes, len(xs), self._name))
+        k = t.push_pool(callpool.encode(parts, r, len(xs), self._name))
         v = y0._v.copy() if isinstance(y0._v, np.ndarray) else float(y0._v)
         return _new(Active, t, code, y0._i, r, k, 0.0, v)
 
