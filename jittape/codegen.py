@@ -42,7 +42,7 @@ import re
 
 from . import externals, partition, symbolic
 # helper_source and HELPERS: also what the tape compiler and the tests import from here
-from .helpersrc import HELPERS, OUTLINED, _names_used, helper_source  # noqa: F401
+from .helpersrc import HELPERS, OUTLINED, _names_used, helper_source, rule_lines  # noqa: F401
 from .ops import OPS
 from .optable import CALL, LEAF, REGION, UNARY
 
@@ -342,24 +342,19 @@ def _branches(sweep, ops, const):
     return lines
 
 
-def _weight(body):
-    return partition.weight(body, HELPERS, _names_used)
-
-
 def _parts(sweep, ops, const):
     """``(hot, parts)`` of ``sweep`` for ``ops``: ``hot`` the ops whose branches the runner
     keeps (:data:`HOT`), ``parts`` the ``(ops, weight)`` of each part, runs of the other ops
     (those with a branch in ``sweep``) of at most :data:`PART_LINES` lines, a heavier op
     alone (:func:`jittape.partition.split`). ``([], [(ops, weight)])`` if all of them fit in
     one part: the sweep is then one function, as generated for a typical tape's ops."""
-    items = [(op, _weight(body)) for op in ops
+    items = [(op, rule_lines(body)) for op in ops
              for body in [branch(op, sweep, const)] if body is not None]
     rest = [(op, w) for op, w in items if op.name not in HOT]
     if sum(w for _, w in items) <= PART_LINES or not rest:  # (only scalar code's ops: one)
         return [], [([op for op, _ in items], sum(w for _, w in items))]
     hot = [op for op, _ in items if op.name in HOT]
-    return hot, partition.split(rest,
-                                PART_LINES)
+    return hot, partition.split(rest, PART_LINES)
 
 
 def sweep_parts(sweep, ops):

@@ -6,6 +6,7 @@ jittape's exception classes. Whether a helper is inlined at Numba IR level or co
 function of its own is decided here (:func:`inlined`).
 """
 
+import functools
 import inspect
 import re
 import sys
@@ -59,7 +60,7 @@ def _inline_weights():
             weights[name] = 0  # a recursive helper
             f = HELPERS[name]
             callees = [n for n in _names_used(f) - {name} if inspect.isfunction(HELPERS.get(n))]
-            weights[name] = len(inspect.getsource(f).splitlines()) + sum(
+            weights[name] = source_lines(f) + sum(
                 weight(n) for n in callees if n not in OUTLINED and weight(n) <= INLINE_LINES)
         return weights[name]
     return {n: weight(n) for n, f in HELPERS.items() if inspect.isfunction(f)}
@@ -88,12 +89,16 @@ def _names_used(obj):
     return set()
 
 
-def helper_source(roots, inline=True, python=False):
-    """Source of the helpers that ``roots`` (expressions or functions) name, transitively.
+@functools.lru_cache(maxsize=None)
+def source_lines(f):
+    """Lines of function ``f``'s source (inspect.getsource tokenizes its whole module:
+    uncached, the weights of the all-op sweeps took a second)."""
+    return len(inspect.getsource(f).splitlines())
 
-    ``inline``: Numba IR-level inlining (right for the sweeps, which call each helper once or
-    twice; straight-line tape kernels that call one many times should pass False).
-    ``python``: SciPy's externals as Python callables (the interpreted tier)."""
+
+def _named(roots):
+    """What ``roots`` (expressions or functions) name, transitively through the helpers:
+    ``({name: helper}, SciPy externals, jittape errors)``."""
     seen, todo, calls, errors = {}, list(roots), set(), set()
     while todo:
         for name in _names_used(todo.pop()):
@@ -104,6 +109,24 @@ def helper_source(roots, inline=True, python=False):
                 calls.add(name)
             elif name in ERRORS:  # a kernel raising jittape's own error (a constant message)
                 errors.add(name)
+    return seen, calls, errors
+
+
+def rule_lines(body):
+    """Lines of a branch ``body`` (its lines of source) and of the helper functions it
+    names, transitively: its weight when a sweep is split into parts
+    (:func:`jittape.partition.split`)."""
+    helpers = _named(body)[0]
+    return len(body) + sum(source_lines(f) for f in helpers.values() if inspect.isfunction(f))
+
+
+def helper_source(roots, inline=True, python=False):
+    """Source of the helpers that ``roots`` (expressions or functions) name, transitively.
+
+    ``inline``: Numba IR-level inlining (right for the sweeps, which call each helper once or
+    twice; straight-line tape kernels that call one many times should pass False).
+    ``python``: SciPy's externals as Python callables (the interpreted tier)."""
+    seen, calls, errors = _named(roots)
     # inlined at IR level: measured 30% less compile time than separate functions
     plain = '@njit(error_model="numpy")'
     deco = '@njit(error_model="numpy", inline="always")' if inline else plain

@@ -27,10 +27,6 @@ the LJ38 loops' tape (12,768 scalar records), all-op sweeps: forward 5.1 ns spli
 one function, reverse 4.5 vs 5.7-6.2; tapes of array records: no difference measured.
 """
 
-import functools
-import inspect
-
-
 def split(items, limit):
     """Runs of ``items`` (``(item, weight)`` pairs, in order) of at most ``limit`` total
     weight each, a heavier item alone: a list of ``(items, weight)``."""
@@ -41,25 +37,6 @@ def split(items, limit):
         else:
             parts.append(([item], w))
     return parts
-
-
-def weight(body, helpers, names_used):
-    """Lines of a branch (``body``) and of the helpers it names, transitively (``helpers``:
-    name -> object, ``names_used(obj)``: the names an object names)."""
-    seen, todo = set(), list(body)
-    while todo:
-        for name in names_used(todo.pop()) - seen:
-            if inspect.isfunction(helpers.get(name)):
-                seen.add(name)
-                todo.append(helpers[name])
-    return len(body) + sum(_lines(helpers[n]) for n in seen)
-
-
-@functools.lru_cache(maxsize=None)
-def _lines(f):
-    """Lines of function ``f``'s source (inspect.getsource tokenizes its whole module:
-    uncached, the weights of the all-op sweeps took a second)."""
-    return len(inspect.getsource(f).splitlines())
 
 
 def dispatch_lines(call, firsts, lo=0, hi=None):
