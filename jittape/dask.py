@@ -322,24 +322,16 @@ def minimize(f, x0, *data, client=None, method=None, jac=None, constraints=(), *
     """
     import scipy.optimize as so
     from . import scipy_derivatives as sd
-    from .optimize import _refuse_user_derivative
+    from .optimize import checked_call
 
-    method = method.lower() if isinstance(method, str) else method
-    _refuse_user_derivative("minimize", "gradient", jac)
-    sd.refuse_user_hessian(method, kwargs)
+    method, x0, constraints = checked_call(method, jac, kwargs, x0, constraints)
     if method == "ipopt":
         raise ValueError("jittape.dask.minimize runs scipy.optimize methods; for IPOPT on "
                          "data in memory use jittape.minimize(method='ipopt')")
-    x0 = np.asarray(x0, dtype=np.float64)
     vg = value_and_grad(f, *data, client=client)
-    if isinstance(constraints, (dict, so.NonlinearConstraint, so.LinearConstraint)):
-        constraints = [constraints]
     constraints = [sd.with_derivatives(c, method, x0) for c in constraints]
-    derivs = {} if method in sd.DERIVATIVE_FREE else {"jac": True}
-    if method in sd.HESSP_METHODS or method == "trust-constr":
-        derivs["hessp"] = vg.hvp
-    elif method in sd.DENSE_HESS_METHODS:
-        derivs["hess"] = vg.hessian
+    # trust-constr: Hessian-vector products (no sparsity pattern of the chunks' sum)
+    derivs = sd.objective_kwargs(vg, method, x0, (), sparse=False)
     return so.minimize(vg if derivs else vg.value, x0, method=method,
                        constraints=constraints, **derivs, **kwargs)
 

@@ -11,6 +11,21 @@ def _refuse_user_derivative(name, what, jac):
                          f"scipy.optimize.{name} directly to use your own")
 
 
+def checked_call(method, jac, kwargs, x0, constraints):
+    """``(method, x0, constraints)`` of a ``minimize`` call: the method lower-cased, ``x0``
+    as float64, the constraints as a list. Raises ValueError if the call gives ``jac``,
+    ``hess`` or ``hessp`` (jittape supplies them)."""
+    import scipy.optimize as so  # here, not at import: it doubles `import jittape`
+    from . import scipy_derivatives as sd
+
+    method = method.lower() if isinstance(method, str) else method
+    _refuse_user_derivative("minimize", "gradient", jac)
+    sd.refuse_user_hessian(method, kwargs)
+    if isinstance(constraints, (dict, so.NonlinearConstraint, so.LinearConstraint)):
+        constraints = [constraints]
+    return method, np.asarray(x0, dtype=np.float64), constraints
+
+
 def minimize(fun, x0, args=(), method=None, *, jac=None, constraints=(), **kwargs):
     """``scipy.optimize.minimize`` with exact derivatives of ``fun`` and the constraints from
     replayed tapes, each method given what it can use.
@@ -53,15 +68,10 @@ def minimize(fun, x0, args=(), method=None, *, jac=None, constraints=(), **kwarg
         If ``jac``, ``hess`` or ``hessp`` is given: the derivatives are jittape's to supply
         (and a method that uses no Hessian is told so).
     """
-    import scipy.optimize as so  # here, not at import: it doubles `import jittape`
+    import scipy.optimize as so
     from . import scipy_derivatives as sd
 
-    method = method.lower() if isinstance(method, str) else method
-    _refuse_user_derivative("minimize", "gradient", jac)
-    sd.refuse_user_hessian(method, kwargs)
-    x0 = np.asarray(x0, dtype=np.float64)
-    if isinstance(constraints, (dict, so.NonlinearConstraint, so.LinearConstraint)):
-        constraints = [constraints]
+    method, x0, constraints = checked_call(method, jac, kwargs, x0, constraints)
     if method == "ipopt":
         from .ipopt import minimize_ipopt
         return minimize_ipopt(fun, x0, args, constraints=constraints, **kwargs)

@@ -40,9 +40,12 @@ def refuse_user_hessian(method, kwargs):
                      f"methods that use one are {', '.join(sorted(SECOND_ORDER))}")
 
 
-def objective_kwargs(tf, method, x0, args):
+def objective_kwargs(tf, method, x0, args, sparse=True):
     """The derivative keywords of ``scipy.optimize.minimize`` for ``method``: the value and
-    gradient together (``jac=True``), plus ``hessp`` or ``hess`` where the method uses one."""
+    gradient together (``jac=True``), plus ``hessp`` or ``hess`` where the method uses one,
+    from ``tf``'s ``hvp(x, *args, v=p)`` and ``hessian(x, *args)``. trust-constr gets the
+    sparse Hessian if ``sparse`` and ``tf.hessian_sparsity(x0, *args)`` is sparse, else
+    ``hessp``."""
     if method in DERIVATIVE_FREE:
         return {}
     kw = {"jac": True}
@@ -51,7 +54,7 @@ def objective_kwargs(tf, method, x0, args):
     elif method in DENSE_HESS_METHODS:
         kw["hess"] = lambda x, *a: np.atleast_2d(tf.hessian(x, *a))
     elif method == "trust-constr":
-        if is_sparse(tf.hessian_sparsity(x0, *args)):
+        if sparse and is_sparse(tf.hessian_sparsity(x0, *args)):
             kw["hess"] = lambda x, *a: tf.sparse_hessian(x, *a)
         else:
             kw["hessp"] = lambda x, p, *a: tf.hvp(x, *a, v=p)

@@ -203,7 +203,8 @@ def test_scheduler_address(client, data):
     assert_equal_vg(vg(w), jittape.value_and_grad(logreg)(w, X, y))
 
 
-@pytest.mark.parametrize("method", ["BFGS", "Newton-CG", "trust-exact", "Nelder-Mead"])
+@pytest.mark.parametrize("method", ["BFGS", "Newton-CG", "trust-exact", "trust-constr",
+                                    "Nelder-Mead"])
 def test_minimize_matches_single_process(client, data, method):
     X, y, _ = data
     x0 = np.zeros(D)
