@@ -40,7 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
-from benchmarks.common import RESULTS  # noqa: E402  (also: sweeps compile in the foreground)
+from benchmarks.common import RESULTS, round_robin  # noqa: E402  (also: sweeps compile in the foreground)
 import jittape  # noqa: E402
 
 K, DIM, FEATURES = 3, 3, 20
@@ -86,20 +86,6 @@ def points():
     return {"logreg": (logreg, w), "gmm": (gmm_nll, theta)}
 
 
-def timed(fns, rounds):
-    """``{name: [seconds per call]}``: three untimed calls each, then round-robin rounds."""
-    for fn in fns.values():
-        for _ in range(3):
-            fn()
-    times = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
-    return times
-
-
 def quartiles(ts):
     q = statistics.quantiles(ts, n=4) if len(ts) > 1 else [ts[0]] * 3
     return q[1], q[0], q[2]
@@ -135,7 +121,7 @@ def per_chunk_overhead(client, chunks=64):
     vg = jd.value_and_grad(lambda x, a: np.sum(a * x), da.ones((10 * chunks, 3),
                                                                 chunks=(10, 3)), client=client)
     x = np.ones(3)
-    return statistics.median(timed({"t": lambda: vg(x)}, 9)["t"]) / chunks
+    return statistics.median(round_robin({"t": lambda: vg(x)}, 9, warm=3)["t"]) / chunks
 
 
 def run_problem(name, f, x, data, clients, rounds):
@@ -156,7 +142,7 @@ def run_problem(name, f, x, data, clients, rounds):
         assert abs(got[0] - ref[0]) <= 1e-10 * abs(ref[0]), (got[0], ref[0])
         np.testing.assert_allclose(got[1], ref[1], rtol=1e-9, atol=1e-9 * np.abs(ref[1]).max())
         fns[f"jittape.dask, {n} worker{'s' * (n > 1)}"] = lambda vg=vg: vg(x)
-    times = timed(fns, rounds)
+    times = round_robin(fns, rounds, warm=3)
     return times, size, local[0].shape[0], int(np.size(x))
 
 

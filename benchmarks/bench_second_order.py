@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 import scipy.optimize as so  # noqa: E402
 
-from benchmarks.common import RESULTS  # noqa: E402  (also: sweeps compile in the foreground)
+from benchmarks.common import RESULTS, round_robin  # noqa: E402  (also: sweeps compile in the foreground)
 import jittape  # noqa: E402
 
 
@@ -41,16 +41,6 @@ def rosen(x):
 def chained(x):
     """Rosenbrock plus cos(x_i x_{i+2}): a Hessian of half-band 2."""
     return rosen(x) + np.sum(np.cos(x[2:] * x[:-2]))
-
-
-def _alternate(fns, repeat):
-    times = {k: [] for k in fns}
-    for _ in range(repeat):
-        for k, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[k].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def hessian_rows(n, dense_n, repeat):
@@ -69,7 +59,7 @@ def hessian_rows(n, dense_n, repeat):
         fns = {"grad": lambda: tape.gradient(x), "sparse": lambda: tape.sparse_hessian(x)}
         if f is rosen:
             fns["scipy"] = lambda: so.rosen_hess(x)
-        med = _alternate(fns, repeat)
+        med = {k: statistics.median(v) for k, v in round_robin(fns, repeat).items()}
         err = ""
         if f is rosen:
             err = f"{abs(tape.sparse_hessian(x) - so.rosen_hess(x)).max():.1e}"

@@ -58,6 +58,20 @@ def _one(fn):
     return time.perf_counter() - t0
 
 
+def round_robin(fns, rounds, warm=0):
+    """``{name: [seconds of each call]}``: ``warm`` untimed calls of each ``fns[name]()``,
+    then ``rounds`` rounds of one timed call of each in turn, so that load from other
+    processes hits them alike (for calls long enough to time one by one)."""
+    for fn in fns.values():
+        for _ in range(warm):
+            fn()
+    times = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            times[name].append(_one(fn))
+    return times
+
+
 def sample_times(fns, settings, budget=None, once=None):
     """Per-call seconds of each ``fns[name]()``: ``{name: [per-call time of each sample]}``.
 
