@@ -236,9 +236,7 @@ class FastReplay:
         if kernel is None:
             if self.auto_compile and not self._tried:
                 return self._timed_interpret(xin, want_grad)
-            work = self.__dict__.get("_work")  # (_interpret, one call fewer: the common case)
-            run = work.run if work is not None else None
-            return run(xin, want_grad) if run is not None else self._interpret(xin, want_grad)
+            return self._interpret(xin, want_grad)
         if not xin.flags.carray:
             xin = xin.copy()  # one Numba specialization: contiguous, writeable float64
         if self._trial is None:

@@ -191,12 +191,11 @@ def warmup(codes=None, hvp=True, jobs=1, share=None):
     ``warmup()`` once all shares are done: :func:`jittape.warmjobs.compile_share`)."""
     codes = _with_leaves(codes if codes is not None else [op.code for op in OPS])
     whats = FUNCTIONS if hvp else FUNCTIONS[:3]
+    cold = [w for w in whats if not _compiled_on_disk(codes, w)]
     if share is not None:
         _remember(codes)
-        warmjobs.compile_share(codes, [w for w in whats if not _compiled_on_disk(codes, w)],
-                               *share)
+        warmjobs.compile_share(codes, cold, *share)
         return None
-    cold = [w for w in whats if not _compiled_on_disk(codes, w)]
     if jobs > 1 and cold:
         _remember(codes)
         warmjobs.compile_in_workers(codes, cold, jobs)
