@@ -467,3 +467,21 @@ def test_readme_example_prints_what_the_readme_shows(capsys):
     with np.errstate(over="ignore", invalid="ignore"):
         exec(compile(code, "README.md", "exec"), {})
     assert capsys.readouterr().out == shown, "README.md's example is stale"
+
+
+def test_call_records_with_a_bad_name_entry_are_refused(tmp_path):
+    """jittape.callpool.read, the check every call op's records pass at load: the name's
+    length past the pool's end, a code point out of range."""
+    path = tmp_path / "t.npz"
+    jittape.record(lambda x: np.sum(softplus(x)), np.ones(3)).save(path)
+    with np.load(path) as z:
+        d = {k: z[k] for k in z.files}
+    k = int(d["k"][np.flatnonzero(d["op"] == BY_NAME["custom_vjp"].code)[0]])
+    at = k + 2 + 2 * int(d["pool"][k])  # the name's length, then its code points
+    for where, value, message in [(at, 10 ** 6, "pool offset out of range"),
+                                  (at + 1, -1, "bad name")]:
+        pool = d["pool"].copy()
+        pool[where] = value
+        np.savez(tmp_path / "bad.npz", **dict(d, pool=pool))
+        with pytest.raises(TapeFormatError, match=message):
+            jittape.load(tmp_path / "bad.npz")
