@@ -20,8 +20,8 @@ Run (from the repository root; reads ADBench's inputs from ``../shared/adbench/b
 Figures per instance:
 
 * **pattern**: ``tape.jacobian_sparsity()`` on a fresh tape (index sets over the records,
-  :mod:`jittape.sparsity`), and **coloring**: the greedy column coloring of it
-  (:mod:`jittape.coloring`) and its number of colors: both paid once per tape;
+  :mod:`jittape.derivatives.sparsity`), and **coloring**: the greedy column coloring of it
+  (:mod:`jittape.derivatives.coloring`) and its number of colors: both paid once per tape;
 * **first call**: ``jittape.taped(residuals).sparse_jacobian(x)`` the first time: recording,
   pattern, coloring, the sweeps' compile or cache load;
 * **objective** (the NumPy residuals) and **sparse J** (the same ``taped`` function called
@@ -147,7 +147,7 @@ def once(fn):
 def run_instance(path, settings):
     """Check, then time one instance; returns a dict of figures."""
     import jittape
-    from jittape.sparsity import jacobian_coloring
+    from jittape.derivatives.sparsity import jacobian_coloring
     x, n, m, p, obs, feats = load(path)
     res = B.residual_vector(n, m, obs, feats)
     out = dict(name=path.stem.split("_")[0], n=n, m=m, p=p, cols=x.size, rows=3 * p)

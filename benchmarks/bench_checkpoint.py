@@ -52,7 +52,7 @@ def main():
     ap.add_argument("--output", default=str(RESULTS / "checkpoint.md"))
     args = ap.parse_args()
     import jittape
-    from jittape import tiers
+    from jittape.sweeps import tiers
     n, forcing = args.steps, 8.0
     x0 = forcing + np.sin(np.arange(float(args.size)))
     x1 = x0[::-1].copy()

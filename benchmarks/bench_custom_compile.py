@@ -12,7 +12,7 @@ Run::
    all four sweeps).
 2. Per call: a tape holding ``K`` calls of the custom function against the same records
    without the rule, warm; the difference of ``tape.gradient`` per call is what a call
-   record costs (the Python rule between the compiled sweeps, :mod:`jittape.regions`, and
+   record costs (the Python rule between the compiled sweeps, :mod:`jittape.sweeps.regions`, and
    the forward sweep over its region).
 """
 
@@ -56,7 +56,7 @@ t1 = time.perf_counter()
 tape.hessian(x)
 t2 = time.perf_counter()
 print(json.dumps({{"grad": t1 - t0, "all": t2 - t0,
-                   "ops": jittape.sweeps.for_tape(tape.arrays).names}}))
+                   "ops": jittape.sweeps.opsets.for_tape(tape.arrays).names}}))
 '''
 
 _CALLS = _DEFS + '''

@@ -30,7 +30,7 @@ each of the five functions below per round, so they are measured side by side.
 * ``replay``: ``tape.gradient(x)`` on a tape from ``jittape.record(f, x)``: Numba forward
   sweep + reverse sweep, no Python recording. ``replay/f`` is its ratio to ``f(x)``.
 * ``record``: ``jittape.record(f, x)`` alone (record + freeze): the Python side of ``grad``.
-* ``sweep``: ``tape.arrays.reverse(tape.out_id)`` alone (adjoint buffer allocation and the
+* ``sweep``: ``regions.adjoints(tape.arrays, tape.out_id)`` alone (adjoint buffer allocation and the
   Numba reverse sweep), also as records per second, nanoseconds per tape element (array
   records) and as a share of eager ``grad``.
 * ``B/record``: ``tape.nbytes / tape.n_records`` (columns, values and integer pool).
@@ -73,6 +73,7 @@ from scipy.optimize import rosen_der  # noqa: E402
 
 import jittape  # noqa: E402
 from benchmarks.common import cold_and_warm_startup, cpu_info  # noqa: E402
+from jittape.sweeps import regions  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "foundation.md"
 
@@ -180,7 +181,7 @@ def measure(label, f, x, quick):
                            "grad": lambda: g(x),
                            "replay": lambda: tape.gradient(x),
                            "record": lambda: jittape.record(f, x),
-                           "sweep": lambda: arrays.reverse(out)}, quick))
+                           "sweep": lambda: regions.adjoints(arrays, out)}, quick))
     return r
 
 

@@ -2,7 +2,7 @@
 
 For every op the script records a tape ``[input(s), op]`` on arrays of ``N`` elements, seeds
 the op's output adjoint with ones, and times the reverse sweep over the op alone
-(``jittape.sweeps.reverse_sweep`` with ``last`` = the op's record). Beside it, in the same
+(``jittape.sweeps.opsets.reverse_sweep`` with ``last`` = the op's record). Beside it, in the same
 round-robin loop, it times the NumPy call that computes the op's primal on the same inputs.
 The ratio (reverse kernel / NumPy forward) is the quality bar of issue 4: about 2 or less.
 Medians of interleaved repeats: the machine is shared and noisy, so only the ratios measured
@@ -23,7 +23,7 @@ import numpy as np
 import scipy.special as sp
 
 import jittape
-from jittape.sweeps import for_tape
+from jittape.sweeps.opsets import for_tape
 
 RNG = np.random.default_rng(0)
 

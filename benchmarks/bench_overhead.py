@@ -63,7 +63,7 @@ def cluster(n_atoms):
 
 
 def replay_fns(jittape):
-    from jittape import tiers
+    from jittape.sweeps import tiers
     x = np.linspace(-1.0, 1.0, 10)
     tape = jittape.record(rosen, x)
     tape.auto_compile = False  # an attribute nobody reads before the change: harmless
@@ -108,7 +108,7 @@ def replay_fns(jittape):
 
 def default_fns(jittape):
     """The default path after 3 s of calls: past the auto-compile estimate."""
-    from jittape import tiers
+    from jittape.sweeps import tiers
     x = np.linspace(-1.0, 1.0, 10)
     tape, tf = jittape.record(rosen, x), jittape.taped(rosen)
     for f in (tape.gradient, tf.grad):

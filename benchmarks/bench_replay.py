@@ -17,12 +17,12 @@ jittape.record(f, x)``:
   from x) and reverse sweep of the tape interpreter (the sweeps generated for the tape's op
   set), plus the Python around them;
 * **compiled**: a second tape recorded the same way, then ``tape.compile()``
-  (:mod:`jittape.compiler`): one generated Numba function for the whole tape (scalar records
+  (:mod:`jittape.compiler.kernel`): one generated Numba function for the whole tape (scalar records
   as locals, elementwise array records fused into loops), which ``tape.gradient`` then
-  calls. The scalar-loop LJ tapes are *rerolled* (:mod:`jittape.reroll`: the pair loop's
+  calls. The scalar-loop LJ tapes are *rerolled* (:mod:`jittape.compiler.reroll`: the pair loop's
   body emitted once, as a loop over an index table). ``compile()`` refuses
   (``ValueError``) tapes whose kernel would still exceed
-  ``jittape.compiler.MAX_STATEMENTS`` statements; those are reported as "not compilable
+  ``jittape.compiler.kernel.MAX_STATEMENTS`` statements; those are reported as "not compilable
   (N statements)", N read from the error message, and only the interpreter replays them.
 
 Quality bars, one row each in the first table:
@@ -64,11 +64,11 @@ Quality bars, one row each in the first table:
    so the source is generated and written and Numba compiles the kernel and the rules it
    calls; warm: a second fresh interpreter reusing the same two directories (source present,
    machine code loaded from Numba's cache). One pair of directories per tape and trial. The
-   code generation alone (``jittape.compiler.kernel_source``; for the refused tapes, the
+   code generation alone (``jittape.compiler.kernel.kernel_source``; for the refused tapes, the
    time ``compile()`` takes to raise) is timed in this process.
 
 A breakdown table splits each interpreted replay: the Python wrapper (``tape.gradient``
-minus a direct ``jittape.sweeps.replay_gradient`` call), the forward sweep alone, the reverse
+minus a direct ``jittape.sweeps.opsets.replay_gradient`` call), the forward sweep alone, the reverse
 sweep alone (with its adjoint buffer), and the buffer copy/zeroing that every replay does.
 Another splits each compiled replay: the Python wrapper (``tape.gradient`` minus a direct
 call of the compiled kernel, ``tape._kernel``) and the kernel with ``want_grad=False``
@@ -121,8 +121,8 @@ import scipy  # noqa: E402
 import scipy.optimize  # noqa: E402
 
 import jittape  # noqa: E402
-from jittape import compiler as C  # noqa: E402
-from jittape.sweeps import for_tape  # noqa: E402
+from jittape.compiler import kernel as C  # noqa: E402
+from jittape.sweeps.opsets import for_tape  # noqa: E402
 from jittape.demo import lj_energy, lj_energy_loops, lj_gradient_hand  # noqa: E402
 from benchmarks.common import cold_and_warm_startup, cpu_info  # noqa: E402
 from benchmarks.problems.lj import lj_grad_njit  # noqa: E402
@@ -652,7 +652,7 @@ def report(results, worst, mini, first, cold, warm, trials, ctimes, ctrials, qui
         "in one run on a shared, noisy machine: compare the ratios, not the absolute times. "
         "`interpreted replay` = `tape.gradient(x)` on `tape = jittape.record(f, x)`; "
         "`compiled replay` = the same on a second tape after `tape.compile()` "
-        "(`jittape.compiler`; tapes whose kernel would exceed "
+        "(`jittape.compiler.kernel`; tapes whose kernel would exceed "
         f"`MAX_STATEMENTS` = {C.MAX_STATEMENTS} statements are refused and stay "
         "interpreted); `ratio` = replay / reference (below 1: replay is faster); the bars "
         "apply to the best available replay. Every gradient was verified first "
@@ -666,7 +666,7 @@ def report(results, worst, mini, first, cold, warm, trials, ctimes, ctrials, qui
         "runs the forward and the reverse code and returns the gradient); `kernel forward only` "
         "= the same call with `want_grad=False` (the value alone). `kernel buffer elements` "
         "= size of the compact value buffer (the interpreter's is `elements` in the next "
-        "table); `kernel source lines` = lines of `jittape.compiler.kernel_source(tape)` "
+        "table); `kernel source lines` = lines of `jittape.compiler.kernel.kernel_source(tape)` "
         "(what `compile()` counts as statements, give or take a line); for the refused "
         "tapes, the statement count from `compile()`'s `ValueError`.", "",
         f"## Compile time (median of {ctrials} fresh interpreter(s) each)", "",
@@ -676,7 +676,7 @@ def report(results, worst, mini, first, cold, warm, trials, ctimes, ctrials, qui
         "Numba). Warm: a second fresh interpreter with the same two directories (source "
         "found, machine code loaded from Numba's cache). Only `tape.compile()` is timed "
         "(it ends with one call of the kernel); the tape is recorded first. `code "
-        "generation` is `jittape.compiler.kernel_source` in this process (part of every "
+        "generation` is `jittape.compiler.kernel.kernel_source` in this process (part of every "
         "`compile()`, cold or warm); for refused tapes, the time `compile()` takes to "
         "raise its `ValueError`.", "",
         "## Where the interpreted replay time goes", "", breakdown_table(results), "",

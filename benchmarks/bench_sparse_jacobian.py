@@ -7,8 +7,8 @@ Run::
 Figures (medians of ``--repeat`` runs after one warm-up, Numba sweeps compiled first):
 
 * **pattern + coloring**: ``tape.jacobian_sparsity()`` (index sets propagated over the
-  tape, :mod:`jittape.sparsity`) and the Curtis-Powell-Reid column coloring
-  (:mod:`jittape.coloring`), on a fresh tape: paid once per tape;
+  tape, :mod:`jittape.derivatives.sparsity`) and the Curtis-Powell-Reid column coloring
+  (:mod:`jittape.derivatives.coloring`), on a fresh tape: paid once per tape;
 * **sparse Jacobian**: ``tape.sparse_jacobian(x)`` with the pattern and coloring cached:
   one forward sweep, one tangent sweep per color (3), decompression into CSR;
 * **dense Jacobian**: ``tape.jacobian(x)`` (``n`` tangent or reverse sweeps, an
@@ -62,7 +62,7 @@ def main():
     t0 = time.perf_counter()
     pattern = fresh.jacobian_sparsity()
     t_pattern = time.perf_counter() - t0
-    from jittape.sparsity import jacobian_coloring
+    from jittape.derivatives.sparsity import jacobian_coloring
     t0 = time.perf_counter()
     _, colors = jacobian_coloring(fresh)
     t_color = time.perf_counter() - t0

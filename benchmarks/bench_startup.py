@@ -24,7 +24,7 @@ Figures, each measured with ``time.perf_counter`` inside the child:
    (``jittape.wait_compiled()``).
 
 jittape's default runs a small tape's sweeps interpreted while Numba compiles them in the
-background (:mod:`jittape.tiers`); each cycle is also run with ``JITTAPE_BACKGROUND=0``,
+background (:mod:`jittape.sweeps.tiers`); each cycle is also run with ``JITTAPE_BACKGROUND=0``,
 where every figure includes its compile, so that compile times stay in the report.
 """
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 # Benchmarks time machine code and what compiling it costs: no sweep runs interpreted while
-# it compiles in the background (jittape.tiers) unless a benchmark asks for it.
+# it compiles in the background (jittape.sweeps.tiers) unless a benchmark asks for it.
 os.environ.setdefault("JITTAPE_BACKGROUND", "0")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -196,7 +196,7 @@ def run_in_fresh_interpreter(snippet, root, numba_cache_dir, with_stderr=False,
     """Run ``snippet`` in a new interpreter with ``numba_cache_dir`` as Numba's cache (and so
     jittape's, ``$NUMBA_CACHE_DIR/jittape``) and ``root`` importable; return the JSON object
     its last output line holds (and its stderr, if ``with_stderr``). ``background``: jittape's
-    default, small tapes interpreted while their sweeps compile (:mod:`jittape.tiers`);
+    default, small tapes interpreted while their sweeps compile (:mod:`jittape.sweeps.tiers`);
     otherwise every compile is waited for, so that the figures are compile times."""
     import json
     env = dict(os.environ, NUMBA_CACHE_DIR=str(numba_cache_dir),

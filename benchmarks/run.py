@@ -190,8 +190,8 @@ def run_problem(key, env, settings, tool_keys):
 def jittape_profile(prob, out, settings):
     """Tape sizes, the opcode mix, and where replay/eager time goes (timed side by side)."""
     import jittape
-    from jittape import compiler as JC
-    from jittape.sweeps import for_tape
+    from jittape.compiler import kernel as JC
+    from jittape.sweeps.opsets import for_tape
     from jittape.ops import OPS
     x0 = prob.x0
     rr = out["tools"].get("jittape-replay", {})

@@ -1,27 +1,31 @@
 """jittape: reverse-mode automatic differentiation of plain NumPy code.
 
-Operations on active values are recorded on a flat Wengert tape; Numba sweeps generated from
-the op table run over it: the reverse sweep (gradients, VJPs), the forward sweep (replay at
-new inputs) and the tangent sweep (JVPs, forward-mode Jacobians). See README.md and ``python -m jittape ops``.
+Operations on active values are recorded on a flat Wengert tape; Numba sweeps generated from the
+op table run over it: the reverse sweep (gradients, VJPs), the forward sweep (replay at new
+inputs) and the tangent sweep (JVPs, forward-mode Jacobians). See README.md and ``python -m
+jittape ops``.
 """
 
-from .api import grad, primal, stop_gradient, value_and_grad
-from .checkpoint import checkpoint, checkpoint_loop
-from .custom import custom_jvp, custom_vjp
-from .errors import (ActiveConversionError, GuardFailure, JittapeError, NonScalarOutputError,
-                     NotDifferentiableError, TapeFormatError)
-from .optimize import least_squares, minimize
-from .replay import Tape, load, record
-from .taped_function import ReplayStats, TapedFunction, taped
-from .transforms import jacobian, jvp, sparse_jacobian, vjp
-from .second_order import hessian, hvp, sparse_hessian
-from .jitcache import set_quiet
-from .tiers import set_background, wait_compiled
-from .functions import logsumexp
-from . import scipy_special as _scipy_special
-from . import scipy_stats as _scipy_stats
-from . import scipy_functions as _scipy_functions
-from . import scipy_linalg as _scipy_linalg
+from .api.gradients import grad, primal, stop_gradient, value_and_grad
+from .custom.checkpoint import checkpoint, checkpoint_loop
+from .custom.custom_rules import custom_jvp, custom_vjp
+from ._base.errors import (ActiveConversionError, GuardFailure, JittapeError, NonScalarOutputError,
+                           NotDifferentiableError, TapeFormatError)
+from .optimize.minimize import least_squares, minimize
+from .api.tape import Tape, load, record
+from .api.taped import ReplayStats, TapedFunction, taped
+from .api.transforms import jacobian, jvp, sparse_jacobian, vjp
+from .api.hessians import hessian, hvp, sparse_hessian
+from .sweeps.disk_cache import set_quiet
+from .sweeps.tiers import set_background, wait_compiled
+from .numpy.all_handlers import logsumexp
+import sys as _sys
+from .optable import table as _table
+_sys.modules[__name__ + ".ops"] = ops = _table  # the public name of the op table
+from .scipy import special as _scipy_special
+from .scipy import stats as _scipy_stats
+from .scipy import composed as _scipy_functions
+from .scipy import linalg as _scipy_linalg
 
 _scipy_special.install()  # only if SciPy's special module is loaded already
 _scipy_stats.install()  # likewise scipy.stats

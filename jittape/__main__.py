@@ -3,11 +3,11 @@
 ``demo`` finds the global minimum of the 13-atom Lennard-Jones cluster with basin-hopping
 and jittape gradients, compares with finite differences and prints a Wengert tape
 (:func:`jittape.demo.run_demo`). ``ops`` prints the op table: every differentiable
-operation with its NumPy functions and adjoint rule (:func:`jittape.ops.format_table`).
+operation with its NumPy functions and adjoint rule (:func:`jittape.optable.table.format_table`).
 ``warmup`` compiles the sweeps for every op of the table ahead of time (once per machine;
-:func:`jittape.sweeps.warmup`), after which no tape compiles a sweep.
+:func:`jittape.sweeps.warmup.warmup`), after which no tape compiles a sweep.
 ``dot`` and ``trace`` print the Graphviz graph and the traced reverse sweep of the demo's
-small tape (:mod:`jittape.graph`, :mod:`jittape.explain`).
+small tape (:mod:`jittape.explain.dot`, :mod:`jittape.explain.trace`).
 """
 
 import argparse
@@ -68,24 +68,24 @@ def main(argv=None):
         raise SystemExit(2)
     try:
         if args.command == "ops" and args.markdown:
-            from .docs import ops_markdown
+            from .explain.ops_page import ops_markdown
             sys.stdout.write(ops_markdown())
         elif args.command == "ops":
-            from .ops import format_table
+            from .optable.table import format_table
             print(format_table())
         elif args.command == "warmup":
             import time
-            from .jitcache import cache_dir
-            from .sweeps import warmup
+            from .sweeps.disk_cache import cache_dir
+            from .sweeps.warmup import warmup
             t0 = time.perf_counter()
             s = warmup(jobs=args.jobs)
             print(f"sweeps for all {len(s.names)} ops ready in {cache_dir()} "
                   f"({time.perf_counter() - t0:.1f} s)")
         elif args.command in ("dot", "trace"):
             import numpy as np
-            from .demo import _small_function
-            from .replay import record
-            tape = record(_small_function, np.array([1.5, -0.5]))
+            from .demo import small_function
+            from .api.tape import record
+            tape = record(small_function, np.array([1.5, -0.5]))
             print(tape.to_dot(adjoints=True) if args.command == "dot" else
                   tape.trace_gradient(), end="\n" if args.command == "trace" else "")
         elif args.command == "demo":

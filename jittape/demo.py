@@ -237,7 +237,7 @@ def basin_hop(n_atoms=N_ATOMS, seed=0, niter=60, stepsize=0.4, box=2.0, mode="re
     return res, stats
 
 
-def _small_function(x):
+def small_function(x):
     """A three-line function whose Wengert tape the demo prints."""
     a = x[0] * x[1]
     b = np.sin(a)
@@ -245,7 +245,7 @@ def _small_function(x):
 
 
 def show_tape(x=(1.5, -0.5), out=print):
-    """Print the Wengert tape of :func:`_small_function` at ``x`` and check its adjoints.
+    """Print the Wengert tape of :func:`small_function` at ``x`` and check its adjoints.
 
     Parameters
     ----------
@@ -257,14 +257,14 @@ def show_tape(x=(1.5, -0.5), out=print):
     Returns
     -------
     tape_text : str
-        ``str(jittape.record(_small_function, x))``.
+        ``str(jittape.record(small_function, x))``.
     input_adjoint : ndarray
         The adjoint of the input record (``tape.gradient(x)``: the tape's reverse sweep).
     gradient : ndarray
-        ``jittape.grad(_small_function)(x)``; equal to ``input_adjoint``.
+        ``jittape.grad(small_function)(x)``; equal to ``input_adjoint``.
     """
     x = np.asarray(x, dtype=np.float64)
-    tape = jittape.record(_small_function, x)
+    tape = jittape.record(small_function, x)
     text = str(tape)
     input_adj = np.asarray(tape.gradient(x))  # the reverse sweep over this tape, replayed
     out("def f(x):\n    a = x[0] * x[1]\n    b = np.sin(a)\n    return b + x[0]**2\n")
@@ -275,7 +275,7 @@ def show_tape(x=(1.5, -0.5), out=print):
         "the reverse\nsweep (seeded with 1 at the output, the last record). The adjoint of "
         "the input\nrecord is the gradient; constants and comparisons get none. "
         "[Griewank & Walther 2008]")
-    g = jittape.grad(_small_function)(x)
+    g = jittape.grad(small_function)(x)
     exact = np.array([np.cos(x[0] * x[1]) * x[1] + 2 * x[0], np.cos(x[0] * x[1]) * x[0]])
     out(f"\ninput adjoint   {input_adj.tolist()}\njittape.grad    {g.tolist()}\n"
         f"by hand         {exact.tolist()}  (cos(x0 x1) x1 + 2 x0, cos(x0 x1) x0)")

@@ -9,7 +9,7 @@ error O(eps/h) (Nocedal & Wright, "Numerical Optimization", 2nd ed., sec. 8.1), 
 
 import numpy as np
 
-from .api import value_and_grad
+from .api.gradients import value_and_grad
 
 
 def _directional_fd(f, args, nums, dirs, h):

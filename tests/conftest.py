@@ -1,10 +1,10 @@
 """Test session set-up: the sweeps for every op of the table are compiled (or loaded from
 the cache) once, so that the many op sets of the tests reuse them instead of compiling one
-module each (jittape.sweeps picks a compiled superset). About 5.5 minutes of CPU cold (the
-all-op sweeps are split into parts: jittape.partition), a few seconds warm. With
-``pytest -n N`` (pytest-xdist) each worker compiles its share of the parts first and waits
-for the others' shares under way, so that every part compiles once. The second-order sweep is warmed too: the
-second-order tests use most ops. Tests of the per-op-set path use their own cache
+module each (jittape.sweeps.opsets picks a compiled superset). About 5.5 minutes of CPU cold
+(the all-op sweeps are split into parts: jittape.sweeps.parts_source), a few seconds warm. With
+``pytest -n N`` (pytest-xdist) each worker compiles its share of the parts first and waits for
+the others' shares under way, so that every part compiles once. The second-order sweep is warmed
+too: the second-order tests use most ops. Tests of the per-op-set path use their own cache
 directories in subprocesses."""
 
 import os
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-import jittape.sweeps
+import jittape.sweeps.warmup
 
 #: Seconds a worker waits for the other workers' shares before compiling what is missing.
 SHARE_TIMEOUT = 1800
@@ -26,7 +26,7 @@ def _all_sweeps_compiled(tmp_path_factory):
         shared = tmp_path_factory.getbasetemp().parent  # one directory for all the workers
         (shared / f"warm-share-{index}.started").touch()
         try:
-            jittape.sweeps.warmup(share=(index, count))
+            jittape.sweeps.warmup.warmup(share=(index, count))
         finally:
             (shared / f"warm-share-{index}.done").touch()
         # wait for the shares under way, not for workers that have no test to run (a
@@ -36,4 +36,4 @@ def _all_sweeps_compiled(tmp_path_factory):
                 (shared / f"warm-share-{j}.started").exists() and
                 not (shared / f"warm-share-{j}.done").exists() for j in range(count)):
             time.sleep(0.5)
-    jittape.sweeps.warmup()
+    jittape.sweeps.warmup.warmup()

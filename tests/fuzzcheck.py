@@ -18,8 +18,8 @@ import time
 import numpy as np
 
 import jittape
-import jittape.sweeps
-from jittape.active import Active
+import jittape.sweeps.warmup
+from jittape.numpy.active import Active
 from jittape.testing import check_gradient
 
 import fuzzprog
@@ -311,7 +311,7 @@ def main(argv=None):
     if args.known_bugs:
         fuzzprog.SKIP.clear()
     jittape.set_quiet(True)
-    jittape.sweeps.warmup()  # every op's sweeps, compiled once (or loaded from the cache)
+    jittape.sweeps.warmup.warmup()  # every op's sweeps, compiled once (or loaded from the cache)
     t0 = time.perf_counter()
     stats, groups = campaign(args.examples, args.seed, args.max_stmts, args.compile_every)
     print(f"# jittape fuzzing: {stats['programs']} programs ({stats['statements']} statements), "

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape import compiler
-from jittape.rules_linalg import BLAS_MIN
+from jittape.compiler import kernel as compiler
+from jittape.optable.rules.linalg_kernels import BLAS_MIN
 
 RNG = np.random.default_rng(12)
 A = RNG.standard_normal((300, 40))  # a data matrix: 12,000 constants

@@ -1,6 +1,6 @@
 """jittape.checkpoint_loop: checkpointed time integration (issue 13 part 4).
 
-The schedule (jittape.revolve) is checked by simulating it; the gradients of an RK4
+The schedule (jittape._base.revolve) is checked by simulating it; the gradients of an RK4
 integration of the Lorenz-96 system against the plain loop's (same records, so equal to
 rounding), against central differences (jittape.testing), in eager and replayed, saved and
 loaded tapes, in forward mode; the memory saving as a ratio of tape sizes; the errors."""
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape import NotDifferentiableError, revolve
+from jittape import NotDifferentiableError
+from jittape._base import revolve
 from jittape.testing import check_grads
 
 
@@ -222,7 +223,7 @@ def test_checkpoint_to_second_order_and_in_forward_mode():
 @pytest.mark.parametrize("op", ["checkpoint_loop", "checkpoint"])
 def test_corrupted_checkpoint_records_are_refused(op, tmp_path):
     from jittape.ops import BY_NAME
-    from jittape.tapefile import TapeFormatError
+    from jittape.tape.file import TapeFormatError
     fn = (lambda x: ckpt(x, F, 8, 3)) if op == "checkpoint_loop" else \
         (lambda x: stepped(x, F, 3))
     path = tmp_path / "t.npz"

@@ -1,11 +1,12 @@
-"""Compiled tapes (jittape.compiler) agree with the interpreter, opcode by opcode."""
+"""Compiled tapes (jittape.compiler.kernel) agree with the interpreter, opcode by opcode."""
 
 import numpy as np
 import pytest
 
 import jittape
-from jittape import GuardFailure, tiers
-from jittape.compiler import kernel_source
+from jittape import GuardFailure
+from jittape.sweeps import tiers
+from jittape.compiler.kernel import kernel_source
 from jittape.ops import OPS
 
 from test_ops import SPECS, _objective, _point
@@ -88,7 +89,7 @@ def test_taped_compiles_once_replays_have_cost_more_than_compiling(compiles):
 
 
 def test_the_compile_estimate_counts_statements_of_the_rerolled_kernel(tmp_path, monkeypatch):
-    from jittape import compiler
+    from jittape.compiler import kernel as compiler
     from jittape.demo import lj_energy_loops
     monkeypatch.setenv("JITTAPE_CACHE_DIR", str(tmp_path))  # nothing compiled before
     tape = jittape.record(lj_energy_loops, np.arange(114.0) * 0.9)
@@ -103,7 +104,7 @@ def test_the_compile_estimate_counts_statements_of_the_rerolled_kernel(tmp_path,
 def test_the_compile_estimate_counts_loops(tmp_path, monkeypatch):
     # each fused loop costs LLVM far more than its statements (cmpad's ode: 230 s for 154
     # loops, which a 2 ms-per-statement estimate put at 4 s)
-    from jittape import compiler
+    from jittape.compiler import kernel as compiler
     monkeypatch.setenv("JITTAPE_CACHE_DIR", str(tmp_path))
 
     def steps(x):
@@ -116,15 +117,15 @@ def test_the_compile_estimate_counts_loops(tmp_path, monkeypatch):
     assert compiler.compile_seconds(tape) >= plain + 20 * compiler.LOOP_SECONDS
 
 
-# --- the auto-compile policy: a tape compiles itself once hot (jittape.fastpath) ----------
-REAL_END_TRIAL = jittape.fastpath.FastReplay._end_trial
+# --- the auto-compile policy: a tape compiles itself once hot (jittape.api.fastpath) ----------
+REAL_END_TRIAL = jittape.api.fastpath.FastReplay._end_trial
 
 
 @pytest.fixture
 def compiles(monkeypatch):
     """Every call of compile_tape, in a list; compiling is due at the second replay."""
-    import jittape.compiler as C
-    import jittape.fastpath as F
+    import jittape.compiler.kernel as C
+    import jittape.api.fastpath as F
     calls, real = [], C.compile_tape
 
     def counting(tape):
@@ -160,7 +161,7 @@ def test_a_hot_recorded_tape_compiles_itself_and_agrees(compiles, monkeypatch, b
 
 @pytest.mark.parametrize("interpreter_time, kept", [(1e-12, False), (np.inf, True)])
 def test_a_tape_keeps_the_faster_tier(compiles, monkeypatch, interpreter_time, kept):
-    from jittape.fastpath import TRIAL, FastReplay
+    from jittape.api.fastpath import TRIAL, FastReplay
     monkeypatch.setattr(FastReplay, "_end_trial", REAL_END_TRIAL)
     x = np.linspace(-1, 1, 30)
     tape = jittape.record(rosen, x)
@@ -184,7 +185,7 @@ def test_a_tape_keeps_the_faster_tier(compiles, monkeypatch, interpreter_time, k
 
 
 def test_a_tape_the_compiler_refuses_is_tried_once(compiles, monkeypatch):
-    import jittape.compiler as C
+    import jittape.compiler.kernel as C
 
     def refuse(tape):
         compiles.append(tape)

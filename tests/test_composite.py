@@ -15,8 +15,8 @@ import pytest
 
 import jittape
 from jittape import NotDifferentiableError
-from jittape import functions as F
-from jittape.active import Active
+from jittape.numpy import all_handlers as F
+from jittape.numpy.active import Active
 from jittape.testing import check_grads
 
 RNG = np.random.default_rng(20240611)

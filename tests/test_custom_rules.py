@@ -15,8 +15,11 @@ import pytest
 import scipy.optimize as so
 
 import jittape
-from jittape import GuardFailure, NotDifferentiableError, TapeFormatError, sweeps, tiers
-from jittape.codegen import sweep_source
+from jittape import GuardFailure, NotDifferentiableError, TapeFormatError
+from jittape.sweeps import opsets as sweeps
+from jittape.sweeps import tiers
+from jittape.sweeps.codegen import sweep_source
+from jittape.sweeps.warmup import warmup
 from jittape.ops import BY_NAME, CUSTOM_CODES, OPS
 
 import test_ops
@@ -162,7 +165,7 @@ def _one_module_of_sweeps():
                  "gather", "concat", "sum", "matmul", "guard", "const"):
         codes.add(BY_NAME[name].code)
     with tiers.foreground():
-        sweeps.warmup(codes)
+        warmup(codes)
 
 
 @pytest.mark.parametrize("name", list(USES))
@@ -323,7 +326,7 @@ def test_several_and_structured_arguments_none_cotangents_and_nondiff_argnums():
 
 
 def test_nested_custom_functions_and_loops_of_calls():
-    from jittape.rules_custom import spec_nested  # a custom_jvp inside a custom_vjp's bwd
+    from jittape.custom.examples import nested_example as spec_nested  # a custom_jvp inside a custom_vjp's bwd
     x = np.array([0.3, -0.8, 1.2])
     np.testing.assert_allclose(jittape.grad(lambda x: np.sum(spec_nested(x)))(x), 4 * x ** 3)
 
@@ -444,7 +447,7 @@ def test_trace_and_graph_of_a_tape_with_rules():
 
 def test_a_rule_adds_one_trivial_op_to_the_sweeps():
     """Regions and calls have no branch in the compiled sweeps (their rules run between
-    them, jittape.regions), nor has a slot: a tape with a custom rule compiles the sweeps of
+    them, jittape.sweeps.regions), nor has a slot: a tape with a custom rule compiles the sweeps of
     its other ops and custom_arg (a copy), and shares them with any superset's."""
     f = lambda x: np.sum(softplus(x))  # noqa: E731
     def plain(x):  # the same records without the rule: fwd's and bwd's ops inlined
@@ -452,9 +455,9 @@ def test_a_rule_adds_one_trivial_op_to_the_sweeps():
         return np.sum(y * 0.5 * (1.0 + np.tanh(0.5 * x)))
     x = np.array([0.5, -1.0])
     a, b = jittape.record(f, x).arrays, jittape.record(plain, x).arrays
-    assert sweeps._with_leaves(a.op.tolist()) == sweeps._with_leaves(
+    assert sweeps.with_leaves(a.op.tolist()) == sweeps.with_leaves(
         b.op.tolist()) | {BY_NAME["custom_arg"].code}
-    src = sweep_source([OPS[c] for c in sweeps._with_leaves(a.op.tolist())])
+    src = sweep_source([OPS[c] for c in sweeps.with_leaves(a.op.tolist())])
     assert "custom_vjp" not in src and "custom_slot" not in src
     assert {OPS[c].name for c in CUSTOM_CODES} == {
         "custom_arg", "custom_begin", "custom_slot", "custom_vjp", "custom_jvp"}
@@ -470,7 +473,7 @@ def test_readme_example_prints_what_the_readme_shows(capsys):
 
 
 def test_call_records_with_a_bad_name_entry_are_refused(tmp_path):
-    """jittape.callpool.read, the check every call op's records pass at load: the name's
+    """jittape.optable.callpool.read, the check every call op's records pass at load: the name's
     length past the pool's end, a code point out of range."""
     path = tmp_path / "t.npz"
     jittape.record(lambda x: np.sum(softplus(x)), np.ones(3)).save(path)

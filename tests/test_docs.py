@@ -8,9 +8,10 @@
   with a ``title="jittape/<file>.py"`` quotes that file instead: its text (pieces separated
   by ``...`` lines) must occur in the file verbatim, so a quote cannot go stale.
 * The site builds with ``mkdocs build --strict``, the documented command: a broken link or
-  anchor, an API reference to an object that does not exist, a docstring that does not
-  match its function, or any other warning fails it. The build never imports jittape or its heavy dependencies (the API pages are read
-  from the source), and the checker itself is tested on broken pages.
+  anchor, an API reference to an object that does not exist, a docstring that does not match its
+  function, or any other warning fails it. The build never imports jittape or its heavy
+  dependencies (the API pages are read from the source), and the checker itself is tested on
+  broken pages.
 """
 
 import json
@@ -22,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from jittape.functions import UFUNC_HANDLERS
-from jittape.docs import _name, ops_markdown
-from jittape.functions import FUNCTIONS
+from jittape.numpy.all_handlers import UFUNC_HANDLERS
+from jittape.explain.ops_page import _name, ops_markdown
+from jittape.numpy.all_handlers import FUNCTIONS
 from jittape.ops import OPS
 
 ROOT = Path(__file__).resolve().parent.parent

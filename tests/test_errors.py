@@ -177,7 +177,7 @@ def test_two_recordings_do_not_mix():
 
 def test_scalar_records_cost_the_documented_bytes():
     """tape.py's layout: 40 bytes per scalar record, value included (one extra offset)."""
-    from jittape.tape import BYTES_PER_SCALAR_RECORD
+    from jittape.tape.arrays import BYTES_PER_SCALAR_RECORD
 
     def f(x):
         s = x

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape import jacobians
+from jittape.derivatives import jacobians
 
 
 def r(x, y):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape.active import Active
+from jittape.numpy.active import Active
 from jittape.testing import check_grads
 
 RNG = np.random.default_rng(11)

@@ -8,7 +8,7 @@ import scipy.optimize as so
 import scipy.sparse as sp
 
 import jittape
-from jittape import scipy_derivatives as sd
+from jittape.optimize import method_table as sd
 
 
 def rosen(x):
@@ -154,7 +154,7 @@ def test_ipopt_callbacks_are_exact_on_their_structures():
     """The Lagrangian's Hessian values on IPOPT's lower-triangle structure against central
     differences of its gradient; the constraint Jacobian against jittape.jacobian."""
     pytest.importorskip("cyipopt")
-    from jittape.ipopt import _Block, _Problem
+    from jittape.optimize.ipopt import _Block, _Problem
     x0 = np.array([1.0, 5.0, 5.0, 1.0])
     blocks = [_Block(c, x0) for c in HS071_CONS]
     prob = _Problem(hs071, (), blocks, x0)

@@ -1,6 +1,6 @@
 """Order statistics, interpolation, convolution, sequences and the other numerical routines
-(jittape.statistics, jittape.numerics, jittape.sequences), and einsum/trace/diff/cumsum/sort
-along every axis, in every mode.
+(jittape.numpy.statistics, jittape.numpy.numerics, jittape.numpy.sequences), and
+einsum/trace/diff/cumsum/sort along every axis, in every mode.
 
 Every case runs a plain NumPy function ``fn`` on random inputs and checks
   * the primal recorded against NumPy's (value and shape),
@@ -18,7 +18,7 @@ import pytest
 
 import jittape
 from jittape import NotDifferentiableError
-from jittape.active import Active
+from jittape.numpy.active import Active
 from jittape.testing import check_grads
 
 RNG = np.random.default_rng(20250101)
@@ -567,7 +567,7 @@ def test_tapes_with_interp_and_correlate_save_load_and_validate(tmp_path):
     x2, k2 = A(3), A(3, lo=0.5)
     assert loaded.value(x2, k2) == pytest.approx(f(x2, k2), rel=1e-13)
     from jittape.ops import codes as K
-    from jittape.tapefile import validate
+    from jittape.tape.file import validate
     t = loaded.arrays
     for opc in (K.INTERP, K.CORRELATE):
         i = int(np.flatnonzero(t.op == opc)[0])

@@ -13,7 +13,7 @@ import pytest
 
 import jittape
 from jittape import NotDifferentiableError
-from jittape.active import Active
+from jittape.numpy.active import Active
 from jittape.testing import check_grads
 
 RNG = np.random.default_rng(10)

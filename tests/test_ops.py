@@ -21,11 +21,13 @@ import pytest
 import scipy.special as sp
 
 import jittape
-from jittape import jacobians, sweeps, tiers
-from jittape.codegen import branch, has_second_order
+from jittape.derivatives import jacobians
+from jittape.sweeps import opsets as sweeps
+from jittape.sweeps import tiers
+from jittape.sweeps.codegen import branch, has_second_order
 from jittape.ops import codes as K
 from jittape.ops import BY_NAME, OPS, swept
-from jittape.regions import Run
+from jittape.sweeps.regions import Run
 from jittape.testing import check_gradient, check_grads
 
 
@@ -63,15 +65,15 @@ for _op in OPS:
     if _op.kind in ("unary", "binary", "ternary") and _op.numpy and not _op.uses_c and \
             _op.differentiable:
         for _shapes in _op.spec.shapes:
-            SPECS.append(S(_op.name, _op.spec.fn or _numpy_callable(_op), *_shapes,
+            SPECS.append(S(_op.name, _op.spec.function or _numpy_callable(_op), *_shapes,
                            lo=_op.spec.lo, hi=_op.spec.hi))
 
 # structured ops whose table entry gives a test expression (stacks of matrices, ...), and
-# custom rules' ops (regions and calls: custom functions of jittape.rules_custom)
+# custom rules' ops (regions and calls: custom functions of jittape.optable.rules.custom)
 for _op in OPS:
     if _op.kind in ("structured", "region", "call") and _op.spec.fn is not None:
         for _shapes in _op.spec.shapes:
-            SPECS.append(S(_op.name, _op.spec.fn, *_shapes, lo=_op.spec.lo, hi=_op.spec.hi))
+            SPECS.append(S(_op.name, _op.spec.function, *_shapes, lo=_op.spec.lo, hi=_op.spec.hi))
 
 # piecewise constant: zero derivative (checked by hand, away from the jumps, where central
 # differences agree)
@@ -93,7 +95,7 @@ SPECS += [
     S("fmax", lambda x: np.fmax(x, np.array([np.nan, 0.1, np.nan])), (3,)),
     S("xlogy", sp.xlogy, (4,), (4,), lo=0.2), S("xlogy", lambda x: sp.xlogy(x, 3.0), (3,)),
     S("cumsum", np.cumsum, (5,)), S("cumsum", lambda x: np.cumsum(x, axis=0), (3, 2)),
-    S("cumsum", lambda x: x.cumsum(axis=-1), (2, 4)) if hasattr(jittape.active.Active,
+    S("cumsum", lambda x: x.cumsum(axis=-1), (2, 4)) if hasattr(jittape.numpy.active.Active,
                                                                 "cumsum") else
     S("cumsum", lambda x: np.cumsum(x, axis=-1), (2, 4)),
     S("cumprod", np.cumprod, (5,), lo=0.5), S("cumprod", lambda x: np.cumprod(x, axis=1),
@@ -281,8 +283,8 @@ def _check_tangent(spec, f, args, nums):
 
 
 def _tiers(t):
-    """The tape's sweeps over its records (jittape.regions.Run), compiled and interpreted
-    (jittape.tiers: the same generated source run by CPython while Numba compiles), or None
+    """The tape's sweeps over its records (jittape.sweeps.regions.Run), compiled and interpreted
+    (jittape.sweeps.tiers: the same generated source run by CPython while Numba compiles), or None
     for the interpreted ones if its rules call LAPACK drivers (compiled only)."""
     compiled = sweeps.for_tape(t)
     if tiers.interpreted(compiled.codes, "forward_sweep") is None:
@@ -418,10 +420,10 @@ def test_checker_fails_on_a_wrong_rule():
 
 def test_checker_catches_a_wrong_rule_inside_a_tape(monkeypatch):
     """np.sin recorded with cos's opcode (so cos's derivative rule) must be caught."""
-    import jittape.active as A
+    import jittape.numpy.active as A
     x = np.linspace(0.1, 1.0, 5)
-    wrong = lambda v: A._new(A.Active, v._t, K.COS, v._i, -1, 0, 0.0, np.sin(v._v))  # noqa
-    monkeypatch.setitem(jittape.dispatch.UFUNCS, np.sin, wrong)
+    wrong = lambda v: A.new_active(A.Active, v._t, K.COS, v._i, -1, 0, 0.0, np.sin(v._v))  # noqa
+    monkeypatch.setitem(jittape.numpy.dispatch.UFUNCS, np.sin, wrong)
     with pytest.raises(AssertionError):
         check_grads(lambda x: np.sum(np.sin(x)), (x,))
 

@@ -1,13 +1,17 @@
-"""Sweeps split into part functions (jittape.partition): the same results as one function,
+"""Sweeps split into part functions (jittape.sweeps.parts_source): the same results as one function,
 a dispatch that reaches every op, small op sets unchanged."""
 
 import numpy as np
 import pytest
 
-from jittape import codegen, demo, jitcache, partcall, partition
+from jittape import demo
+from jittape.sweeps import codegen
+from jittape.sweeps import disk_cache as jitcache
+from jittape.sweeps import parts_runtime as partcall
+from jittape.sweeps import parts_source as partition
 from jittape.ops import OPS
-from jittape.replay import record
-from jittape.sweeps import FUNCTIONS, _with_leaves
+from jittape.api.tape import record
+from jittape.sweeps.opsets import FUNCTIONS, with_leaves
 
 
 def _f(x):
@@ -52,7 +56,7 @@ def _run(module, t, out_id):
 def _tape():
     tape = record(_f, np.linspace(-0.5, 0.5, 6))
     t = tape.arrays
-    return tape, t, [OPS[c] for c in sorted(_with_leaves(t.op.tolist()))]
+    return tape, t, [OPS[c] for c in sorted(with_leaves(t.op.tolist()))]
 
 
 @pytest.mark.parametrize("python", [False, True], ids=["compiled", "interpreted"])
@@ -105,7 +109,7 @@ def _rosen(x):
 def test_small_op_sets_stay_one_function(f):
     """A typical tape's op set: each sweep one function, no parts (compiles as before)."""
     t = record(f, np.linspace(0.1, 1.3, 12)).arrays
-    ops = [OPS[c] for c in sorted(_with_leaves(t.op.tolist()))]
+    ops = [OPS[c] for c in sorted(with_leaves(t.op.tolist()))]
     source = codegen.sweep_source(ops)
     assert "Partwise" not in source and "call_part" not in source
     for what in FUNCTIONS:
@@ -114,7 +118,7 @@ def test_small_op_sets_stay_one_function(f):
 
 
 def test_a_partwise_sweep_compiles_once_when_two_threads_call_it(monkeypatch):
-    """The compile thread of jittape.tiers and the caller may both make the first call."""
+    """The compile thread of jittape.sweeps.tiers and the caller may both make the first call."""
     import threading
     tape, t, ops = _tape()
     split = _module(ops, 12, monkeypatch)
@@ -157,10 +161,10 @@ def test_an_op_set_of_scalar_code_alone_is_one_function():
 @pytest.mark.parametrize("count", [2, 3])
 def test_warmup_shares_split_the_parts_once_and_evenly(count):
     """pytest -n N (tests/conftest.py): each worker compiles one share of the all-op sweeps'
-    parts (jittape.warmjobs.compile_share); every part in exactly one share, the shares'
+    parts (jittape.sweeps.warmup.compile_share); every part in exactly one share, the shares'
     lines of rules within the heaviest part of one another (greedy, heaviest first)."""
-    from jittape import warmjobs
-    codes = _with_leaves([op.code for op in OPS])
+    from jittape.sweeps import warmup as warmjobs
+    codes = with_leaves([op.code for op in OPS])
     parts = warmjobs._parts(codes, FUNCTIONS)
     got = warmjobs.shares(codes, FUNCTIONS, count)
     flat = [p for share in got for p in share]

@@ -245,7 +245,7 @@ def test_demo_tape_shows_input_adjoint_equal_to_gradient():
     # the printed adjoint column of the input record (rounded in print) is the gradient
     np.testing.assert_allclose(_input_adjoint_from_text(text), g, rtol=1e-3)
     assert "input adjoint == jittape.grad: True" in printed
-    assert str(jittape.record(jittape.demo._small_function, x)) == text
+    assert str(jittape.record(jittape.demo.small_function, x)) == text
 
 
 def test_run_demo_small():

@@ -1,4 +1,4 @@
-"""Rerolled loops (jittape.reroll): long scalar tapes compile into loops over index tables and
+"""Rerolled loops (jittape.compiler.reroll): long scalar tapes compile into loops over index tables and
 agree with the interpreter, op by op and on whole programs."""
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape.compiler import MAX_STATEMENTS, _Gen, kernel_source
+from jittape.compiler.kernel import MAX_STATEMENTS, _Gen, kernel_source
 from jittape.demo import lj_energy_loops
 from jittape.ops import OPS
 
@@ -18,7 +18,7 @@ ELEMENTWISE = []
 for _op in OPS:
     if _op.kind in ("unary", "binary", "ternary") and _op.numpy and not _op.uses_c and \
             _op.differentiable:
-        _f = _op.spec.fn or _op.numpy[0]
+        _f = _op.spec.function or _op.numpy[0]
         if callable(_f):  # as many 24-vectors as its spec has arguments
             ELEMENTWISE.append(S(_op.name, _f, *([(24,)] * len(_op.spec.shapes[0])),
                                  lo=_op.spec.lo, hi=_op.spec.hi))
@@ -166,7 +166,8 @@ def test_a_long_tape_without_repeats_is_left_to_the_interpreter():
     assert not tape.compiled and math.isfinite(tape.value(np.linspace(0, 1, 7)))
 
 
-# --- column modes (jittape.reroll.assign_modes): fixed columns and carried running sums ---
+# --- column modes (jittape.compiler.reroll.assign_modes): fixed columns and carried running
+# sums ---
 def _modes(tape):
     gen = _Gen(tape.arrays, tape.out_id)
     gen.emit()

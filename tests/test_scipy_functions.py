@@ -1,4 +1,4 @@
-"""SciPy functions jittape composes for active values (jittape/scipy_functions.py) and the
+"""SciPy functions jittape composes for active values (jittape/scipy/composed.py) and the
 composed SciPy ufunc gammasgn, plus np.rollaxis and np.real_if_close: each against
 SciPy's/NumPy's value and shape, central differences, and replay."""
 
@@ -95,7 +95,7 @@ def test_a_module_another_thread_is_importing_is_waited_for(tmp_path, monkeypatc
     import threading
     import time
 
-    from jittape.scipy_special import loaded
+    from jittape._base.imports import loaded
     (tmp_path / "slow_module_for_jittape.py").write_text(
         "import time\ntime.sleep(0.5)\nlate = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))

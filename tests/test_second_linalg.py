@@ -1,4 +1,4 @@
-"""Second-order rules of dense linear algebra (jittape.rules_linalg2) against closed forms.
+"""Second-order rules of dense linear algebra (jittape.optable.rules.linalg) against closed forms.
 
 tests/test_ops.py checks every rule against central differences of the gradient (stacks
 included) and the interpreted tier against the compiled one; here Hessians and HVPs are
@@ -138,7 +138,8 @@ def test_cholesky_closed_forms():
     np.testing.assert_allclose(_bilinear(f, s, e, g), want, rtol=1e-9)
 
 
-# --- decompositions (jittape.rules_decomp2) and expm (jittape.rules_matfuncs) --------------
+# --- decompositions (jittape.optable.rules.decomp) and expm (jittape.optable.rules.matfuncs)
+# --------------
 def test_svd_sum_of_squared_singular_values():
     # sum(s^2) = ||A||_F^2: Hessian 2 I, on a stack of non-square matrices too
     for shape in ((3, 3), (2, 4, 3)):

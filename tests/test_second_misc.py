@@ -1,7 +1,7 @@
 """Second-order rules of prod, cumprod, interp, correlate and the special functions whose
 derivatives are SciPy's (digamma, gamma, rgamma, beta(ln), gammainc(c), betainc(c), spence,
 multigammaln): Hessians and HVPs against closed forms (DLMF section numbers in
-jittape/scalar_special.py). test_ops.py checks every rule against central differences."""
+jittape/optable/scalar_special.py). test_ops.py checks every rule against central differences."""
 
 import itertools
 

@@ -52,7 +52,7 @@ WITHOUT_RULE_CANDIDATES = {
 
 def op_without_second_order_rule():
     """``(name, f)`` for an op that has no second-order rule, or a skip if all have one."""
-    from jittape.codegen import has_second_order
+    from jittape.sweeps.codegen import has_second_order
     from jittape.ops import OPS
     missing = {op.name for op in OPS if op.differentiable and not has_second_order(op)}
     for name, f in WITHOUT_RULE_CANDIDATES.items():

@@ -12,9 +12,9 @@ import scipy.optimize as so
 import scipy.sparse as sp
 
 import jittape
-from jittape.codegen import has_second_order
-from jittape.coloring import color_columns, star_coloring, symmetric_recovery
-from jittape.errors import GuardFailure
+from jittape.sweeps.codegen import has_second_order
+from jittape.derivatives.coloring import color_columns, star_coloring, symmetric_recovery
+from jittape._base.errors import GuardFailure
 from jittape.ops import OPS
 
 from test_ops import SPECS

@@ -11,8 +11,8 @@ import scipy.optimize as so
 import scipy.sparse as sp
 
 import jittape
-from jittape.coloring import color_columns
-from jittape.errors import GuardFailure
+from jittape.derivatives.coloring import color_columns
+from jittape._base.errors import GuardFailure
 from jittape.ops import OPS
 
 from test_ops import SPECS

@@ -1,4 +1,4 @@
-"""scipy.special functions as op-table entries (jittape.rules_special).
+"""scipy.special functions as op-table entries (jittape.optable.rules.special).
 
 The generic checker (tests/test_ops.py) runs every entry's own spec in value, reverse,
 tangent and replay modes. Here: replayed values against SciPy over wide grids (large, small,
@@ -19,7 +19,7 @@ import scipy.special as sp
 import jittape
 from jittape import NotDifferentiableError
 from jittape.ops import BY_NAME
-from jittape.rules_special import SPECIAL_OPS
+from jittape.optable.rules.special import SPECIAL_OPS
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -251,7 +251,7 @@ def test_sweeps_calling_scipy_kernels_are_cached_on_disk(tmp_path):
 
 
 def test_generating_sources_does_not_import_scipy():
-    code = ("import sys, jittape\nfrom jittape.codegen import sweep_source\n"
+    code = ("import sys, jittape\nfrom jittape.sweeps.codegen import sweep_source\n"
             "from jittape.ops import OPS\nsrc = sweep_source(OPS)\n"
             "assert 'cs_gamma' in src and 'scipy' not in sys.modules, sorted(sys.modules)\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape import compiler
+from jittape.compiler import kernel as compiler
 from jittape.ops import OPS
 from jittape.testing import check_grads
 

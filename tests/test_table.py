@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape import ops
+from jittape.optable import table as ops
 from jittape.__main__ import main
-from jittape.codegen import sweep_source
-from jittape.optable import UNARY, elementwise
+from jittape.sweeps.codegen import sweep_source
+from jittape.optable.entry import UNARY, elementwise
 
 # a NumPy ufunc jittape knows nothing about until the toy op maps it
 cube = np.frompyfunc(lambda x: x ** 3, 1, 1)
@@ -24,14 +24,14 @@ def toy_op():
     yield op
     jittape.wait_compiled()  # a background compile of a toy-op set would outlive the op
     ops.OPS.remove(op)  # leave the table as it was for the other tests
-    del ops.BY_NAME["cube"], ops.UFUNC_OPCODES[cube], jittape.dispatch.UFUNCS[cube]
+    del ops.BY_NAME["cube"], ops.UFUNC_OPCODES[cube], jittape.numpy.dispatch.UFUNCS[cube]
     delattr(ops.codes, "CUBE")
     # forget the sweeps compiled for op sets with the toy op: its opcode may be reused
-    import jittape.sweeps as S
-    for table in (S._LOADED, S._MODULES):
+    import jittape.sweeps.opsets as S
+    for table in (S.LOADED, S._MODULES):
         for codes in [c for c in table if op.code in c]:
             del table[codes]
-    for table in (S._LOADED, S._BY_OPCODES):
+    for table in (S.LOADED, S._BY_OPCODES):
         for key in [k for k, v in table.items() if op.code in v.codes]:
             del table[key]
 
@@ -73,4 +73,4 @@ def test_a_toy_op_in_a_compiled_tape(toy_op):
     want = 3 * x2 ** 2 * np.sin(x2) + x2 ** 3 * np.cos(x2)
     want[0] += 3 * x2[0] ** 2
     np.testing.assert_allclose(tape.gradient(x2), want, rtol=1e-13)
-    assert "f_cube" in jittape.compiler.kernel_source(tape)
+    assert "f_cube" in jittape.compiler.kernel.kernel_source(tape)

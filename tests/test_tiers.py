@@ -1,4 +1,4 @@
-"""Tiered sweeps (jittape.tiers): a small tape runs interpreted while its Numba sweep compiles
+"""Tiered sweeps (jittape.sweeps.tiers): a small tape runs interpreted while its Numba sweep compiles
 in the background; a large tape, or an interpreted run that raises, waits for the machine
 code. Every op's interpreted sweeps are checked against the compiled ones in test_ops.py."""
 
@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape import sweeps, tiers
+from jittape.sweeps import opsets as sweeps
+from jittape.sweeps import tiers
 
 
 @pytest.fixture
@@ -27,7 +28,7 @@ def fresh(monkeypatch):
 
     def make(tape):
         t = tape.arrays
-        s = sweeps.Sweeps(sweeps._with_leaves(t.op.tolist()))
+        s = sweeps.Sweeps(sweeps.with_leaves(t.op.tolist()))
         t.sweeps = s
         return s
     yield make, gate
@@ -93,7 +94,7 @@ def test_switches_off(monkeypatch):
 
 COLD = """
 import time, numpy as np, jittape
-from jittape import tiers
+from jittape.sweeps import tiers
 f = lambda x: np.sum(np.arctan(x) * np.cosh(x)) / x.size
 x = np.linspace(-1.0, 1.0, 6)
 g = jittape.grad(f)(x)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape import transforms
+from jittape.api import transforms
 from jittape.testing import check_gradient
 
 RNG = np.random.default_rng(5)

@@ -1,7 +1,7 @@
 """Griffe extension for the docs site: Sphinx cross-reference roles in jittape's docstrings.
 
 jittape's docstrings are numpydoc and name other objects with Sphinx roles
-(``:func:`value_and_grad```, ``:class:`jittape.Tape```, ``:mod:`jittape.sweeps```). Markdown
+(``:func:`value_and_grad```, ``:class:`jittape.Tape```, ``:mod:`jittape.sweeps.opsets```). Markdown
 has no roles, so this extension rewrites each one, once the package is loaded, into an
 optional mkdocs-autorefs cross-reference to the object's canonical path: a link where the
 site documents the object, plain code where it does not (internal modules). A name is

@@ -333,7 +333,7 @@ def self_check():
 
     Run before the suite: a harness that cannot fail would report zero wrong gradients.
     """
-    from jittape.active import Active
+    from jittape.numpy.active import Active
     x = np.array([1.5, 2.0])
     dropped = lambda x: x * jittape.primal(x)  # noqa: E731  derivative x instead of 2x
     shifted = lambda x: x + (1.0 if isinstance(x, Active) else 0.0)  # noqa: E731

@@ -27,7 +27,7 @@ def _real_only(args, what):
 
 
 def _note_nested(args):
-    from jittape.active import Active
+    from jittape.numpy.active import Active
     if any(isinstance(a, Active) for a in args):
         STATE["nested"] = True
 

@@ -5,7 +5,7 @@ from . import _no_equivalent
 
 
 def isbox(x):
-    from jittape.active import Active
+    from jittape.numpy.active import Active
     return isinstance(x, Active)
 
 

@@ -1,0 +1,8 @@
+"""Foundations: errors, module lookup, checkpointing schedules.
+
+Foundations with no jittape imports: the exceptions jittape raises (:mod:`.errors`), the
+lazy lookup of already-imported modules (:mod:`.imports`) and the binomial checkpointing
+schedules (:mod:`.revolve`).
+
+The lowest layer: imports nothing of jittape.
+"""

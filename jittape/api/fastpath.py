@@ -1,0 +1,367 @@
+"""The replay path of scalar-output tapes: per-thread work buffers, the interpreter's
+one-call replay, the compiled kernel, and when a tape moves from one to the other.
+
+A tape replays through the Numba sweeps (the interpreter) until its replays have cost more than
+compiling it would (:func:`jittape.compiler.kernel.compile_seconds`), then compiles once on the
+background compile thread (:func:`jittape.sweeps.tiers.tier_up`), the tiering rule of JIT
+compilers (HotSpot, V8): compiling never costs more than about twice what it saves. The first
+replay (which may compile the sweeps) is not counted, and at least :data:`TRIAL` are before a
+compile; the first :data:`TRIAL` compiled replays are then timed against the fastest interpreted
+one, and the kernel is dropped if it lost: interpreting a tape of a few large array records (a
+data matrix, BLAS products) can beat the generated kernel.
+"""
+
+import math
+import sys
+import threading
+import time
+
+import numpy as np
+
+from ..sweeps import disk_cache as jitcache, regions, tiers
+from .recording import like_input
+from ..compiler.kernel import CACHED_SECONDS, compile_seconds
+from .._base.errors import GuardFailure
+from ..optable.table import codes
+from ..sweeps.opsets import for_tape
+
+F64 = np.dtype(np.float64)
+#: Compiled replays timed against the interpreter's before a tape keeps the faster tier.
+TRIAL = 8
+#: Constants of at least this many elements keep garbage in the interpreter's adjoint
+#: buffer instead of being zeroed per replay (fewer, larger spans to zero).
+_SKIP_ZEROING = 4096
+#: Tapes of at most this many value slots: each interpreted replay takes a new adjoint buffer.
+_FRESH_SLOTS = 512
+
+
+def guard_failure(record):
+    return GuardFailure(
+        f"guard at record {record} failed: the control flow recorded at the original point "
+        f"differs at the new inputs; record the function again there.", record)
+
+
+class _Work(threading.local):
+    """One tape's replay buffers in one thread, made by the thread's first replay and reused
+    by its later ones, so that a replay copies and zeroes only what it writes (the tape's
+    constants, a data matrix say, are copied once per thread) and replays from several
+    threads never share a buffer. ``val``/``adj``: the interpreter's value and adjoint
+    buffers (``adj`` is zeroed per replay outside large constants, whose adjoint slots are
+    never read); ``kval``/``kadj``: the compiled kernel's."""
+    val = adj = kval = kadj = None
+    run = None  # the interpreted replay over val and adj (FastReplay._interpreter)
+
+
+def _spans_to_zero(t):
+    """``[(lo, hi), ...]``: the value slots of tape arrays ``t`` outside constants of at
+    least :data:`_SKIP_ZEROING` elements, as few spans."""
+    spans, lo = [], 0
+    for i in np.flatnonzero(t.op == codes.CONST):
+        a, b = int(t.off[i]), int(t.off[i + 1])
+        if b - a >= _SKIP_ZEROING:
+            if a > lo:
+                spans.append((lo, a))
+            lo = b
+    if t.val.shape[0] > lo:
+        spans.append((lo, int(t.val.shape[0])))
+    return spans
+
+
+class FastReplay:
+    """The replay machinery of :class:`jittape.Tape` (a mixin: it reads ``arrays``,
+    ``out_id``, ``single``, ``treedefs`` and ``_pack``)."""
+
+    # When replays compile the tape (:meth:`compile`): ``"auto"`` once the time spent replaying
+    # it through the interpreter exceeds the estimated compile time
+    # (:func:`jittape.compiler.kernel.compile_seconds`: a fraction of a second when the kernel
+    # is in the cache), on the background compile thread, keeping the kernel only if its first
+    # replays beat the interpreter's; ``True`` right after the first replay (which the
+    # interpreter answers), in the foreground, kept unconditionally; ``False`` never. A tape
+    # that does not compile is tried once.
+    auto_compile = "auto"
+    _kernel = None  # (kernel, val0, pool, nadj) from compile(); not pickled (machine code)
+    _in_ids = None  # set with the rest of _prepare at the first fast replay
+    _plain_shape = None
+    _timed = 0  # interpreted replays timed
+    _spent = 0.0  # their seconds, the first one's excepted
+    _best = (math.inf, math.inf)  # fastest interpreted replay: (value only, with gradient)
+    _tried = False  # a compile was started or refused: never again by itself
+    _cost = None  # estimated compile seconds, computed once the tape has cost the minimum
+    _trial = None  # [fastest value-only, fastest gradient, calls] of a kernel on trial
+    lost_trial = None  # (kernel, interpreter) fastest replays, if the interpreter won
+
+    _TRANSIENT = ("_work", "_val0_owner", "_kernel", "_trial", "_generated")
+    _TIERING = ("_timed", "_spent", "_best", "_tried", "_cost", "lost_trial")
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        dropped = self._TRANSIENT + (self._TIERING if self._kernel is not None else ())
+        for name in dropped:  # buffers made again when needed; a compiled tape recompiles
+            state.pop(name, None)
+        return state
+
+    def compile(self):
+        """Compile the tape into one specialised Numba function (:mod:`jittape.compiler.kernel`).
+
+        Later replays run it instead of the interpreter: scalar records become locals,
+        elementwise array records fuse into single loops, repeated scalar bodies (Python
+        loops) become loops over an index table. Takes about a second of Numba compile time
+        the first time a tape of this structure is seen (then cached on disk); announced on
+        stderr when longer. Returns ``self``.
+
+        Raises
+        ------
+        ValueError
+            For tapes that do not compile (see :func:`jittape.compiler.kernel.compile_tape`).
+        """
+        self._tried = True  # asked (or refused): not tried again by itself
+        self._install(trial=False)
+        return self
+
+    def _install(self, trial):
+        from ..compiler.kernel import compile_tape
+        kernel, val0, pool, nadj = compile_tape(self)
+        t = self.arrays
+        x0 = np.concatenate([t.val[t.off[i]:t.off[i + 1]] for i in t.inputs])
+        module = sys.modules[kernel.py_func.__module__]
+        where = " in the background" if tiers.on_compile_thread() else ""
+        jitcache.FirstCall(module, "tape_kernel", f"a compiled tape of {self.n_records} "
+                           f"records{where}")(val0.copy(), np.empty(nadj), x0, pool, True)
+        self.__dict__.pop("_work", None)  # buffers of another kernel's layout
+        self._trial = [math.inf, math.inf, 0] if trial else None
+        self._kernel = (kernel, val0, pool, nadj)  # last: replays in other threads see it
+
+    @property
+    def compiled(self):
+        """Whether replays run a compiled kernel rather than the interpreter."""
+        return self._kernel is not None
+
+    # --- work buffers ---
+    def _buffers(self):
+        """This thread's :class:`_Work` buffers of the tape."""
+        work = self.__dict__.get("_work")
+        return work if work is not None else self.__dict__.setdefault("_work", _Work())
+
+    def _values(self):
+        """This thread's value buffer: the recorded values the first time (constants in
+        place), then as the last replay in this thread left it."""
+        work = self._buffers()
+        if work.val is None:
+            work.val = self.arrays.val.copy()
+        return work.val
+
+    def _adjoints(self):
+        """This thread's adjoint buffer, zeroed."""
+        work = self._buffers()
+        if work.adj is None:
+            work.adj = np.zeros(self.arrays.val.shape[0])
+        else:
+            work.adj.fill(0.0)
+        return work.adj
+
+    def _kernel_buffers(self, kernel):
+        """This thread's work buffers of ``kernel``: the first thread takes its ``val0``
+        itself, others a copy (constant slots are never written)."""
+        work = self._buffers()
+        if work.kval is None:  # (compile() drops the buffers of an earlier kernel)
+            owner = self.__dict__.setdefault("_val0_owner", threading.get_ident())
+            work.kval = kernel[1] if owner == threading.get_ident() else kernel[1].copy()
+            work.kadj = np.empty(kernel[3])
+        return work.kval, work.kadj
+
+    # --- the tiers ---
+    def _interpret(self, xin, want_grad):
+        """Forward (and reverse) sweep from the concatenated inputs ``xin``: returns
+        ``(failed guard or -1, value, concatenated input adjoints)``."""
+        work = self._buffers()
+        run = work.run
+        if run is None:
+            run = work.run = self._interpreter()
+        return run(xin, want_grad)
+
+    def _interpreter(self):
+        """This thread's interpreted replay: a closure over the tape's columns and this
+        thread's buffers, so that a call looks nothing up (the Python around the two sweeps
+        is the call overhead that issue 12 bounds at 2 µs)."""
+        t = self.arrays
+        sw = t.sweeps or for_tape(t)  # (its attributes change once compiled: read per call)
+        cols, spans, o, n, top = self._cols, self._spans, self._o_out, self._n, self.out_id + 1
+        val = self._values()
+        adj = self._adjoints()
+        zero = _spans_to_zero(t)
+        whole = zero == [(0, adj.shape[0])]
+        calls = bool(t.calls)
+        (lo, hi), single = spans[0], len(spans) == 1
+        vin = val[lo:hi]
+        # a short tape's replay takes a fresh seeded adjoint buffer and returns a view of its
+        # inputs' slots (cheaper than zeroing, seeding and copying; it holds <= 4 KiB)
+        fresh = single and not calls and adj.shape[0] <= _FRESH_SLOTS
+        seeded = np.zeros(adj.shape[0]) if fresh else None
+        if fresh:
+            seeded[o] = 1.0
+
+        def run(xin, want_grad):
+            if single:
+                vin[...] = xin
+            else:
+                pos = 0
+                for a, b in spans:
+                    val[a:b] = xin[pos:pos + b - a]
+                    pos += b - a
+            bad = regions.forward(t, val) if calls else sw.forward_sweep(*cols, val, 0, n)
+            if bad >= 0 or not want_grad:
+                return bad, val[o], None
+            if fresh:
+                g = seeded.copy()
+                sw.reverse_sweep(*cols, val, g, 0, top)
+                return bad, val[o], g[lo:hi]
+            if whole:
+                adj.fill(0.0)
+            else:  # (large constants' slots keep garbage: no sweep reads them)
+                for a, b in zero:
+                    adj[a:b] = 0.0
+            adj[o] = 1.0
+            if calls:
+                regions.reverse(t, val, adj, top - 1)
+            else:
+                sw.reverse_sweep(*cols, val, adj, 0, top)
+            if single:  # a copy: the buffer is the next replay's
+                return bad, val[o], adj[lo:hi].copy()
+            return bad, val[o], np.concatenate([adj[a:b] for a, b in spans])
+        return run
+
+    def _replay(self, xin, want_grad):
+        """``(failed guard or -1, value, input adjoints or None)`` from the tape's tier."""
+        kernel = self._kernel
+        if kernel is None:
+            if self.auto_compile and not self._tried:
+                return self._timed_interpret(xin, want_grad)
+            return self._interpret(xin, want_grad)
+        if not xin.flags.carray:
+            xin = xin.copy()  # one Numba specialization: contiguous, writeable float64
+        if self._trial is None:
+            val, adj = self._kernel_buffers(kernel)
+            return kernel[0](val, adj, xin, kernel[2], want_grad)
+        return self._timed_kernel(kernel, xin, want_grad)
+
+    def _timed_interpret(self, xin, want_grad):
+        t0 = time.perf_counter()
+        out = self._interpret(xin, want_grad)
+        dt = time.perf_counter() - t0
+        self._timed += 1
+        if self._timed == 1 and self.auto_compile == "auto":
+            return out  # the first replay may have compiled (or interpreted) the sweeps
+        self._spent += dt
+        if dt < self._best[want_grad]:
+            self._best = (dt, self._best[1]) if not want_grad else (self._best[0], dt)
+        asked = self.auto_compile is True  # asked for: now, after the first replay, kept
+        if asked or (self._timed > TRIAL and self._hot()):
+            self._tried = True
+            tiers.tier_up(self._install, not asked, what=f"a tape of {self.n_records} records",
+                          now=asked)
+        return out
+
+    def _hot(self):
+        if self._spent <= CACHED_SECONDS:
+            return False  # (cheap: most calls stop here)
+        if self._cost is None:
+            self._cost = compile_seconds(self)
+        return self._spent > self._cost
+
+    def _timed_kernel(self, kernel, xin, want_grad):
+        """A compiled replay on trial against the interpreter (see :data:`TRIAL`)."""
+        val, adj = self._kernel_buffers(kernel)
+        t0 = time.perf_counter()
+        out = kernel[0](val, adj, xin, kernel[2], want_grad)
+        dt = time.perf_counter() - t0
+        trial = self._trial
+        if trial is not None:  # (None: another thread ended the trial meanwhile)
+            trial[want_grad] = min(trial[want_grad], dt)
+            trial[2] += 1
+            if trial[2] >= TRIAL:
+                self._end_trial(trial)
+        return out
+
+    def _end_trial(self, trial):
+        """Keep the kernel unless the interpreter was faster in every kind of replay that
+        both tiers ran."""
+        self._trial = None
+        both = [g for g in (0, 1) if trial[g] < math.inf and self._best[g] < math.inf]
+        if both and all(trial[g] > self._best[g] for g in both):
+            self.lost_trial = (tuple(trial[:2]), self._best)
+            self._kernel = None
+
+    # --- the fast path of scalar outputs ---
+    def _prepare(self):
+        """What every fast replay needs, computed at the first one."""
+        t = self.arrays
+        self._in_shapes = [t.shape(i) for i in t.inputs]
+        self._spans = [(int(t.off[i]), int(t.off[i + 1])) for i in t.inputs]
+        self._cols = t.columns
+        self._n = t.n_records
+        regions.calls(t)  # t.calls: custom rules' records, run between the sweeps
+        self._o_out = int(t.off[self.out_id])
+        s = self._in_shapes
+        # the shape of the one array argument whose gradient goes back as the kernel's or
+        # the interpreter's own array (no structure to rebuild); None: another kind of tape
+        self._plain_shape = s[0] if (self.single and self.treedefs is None and len(s) == 1
+                                     and s[0] != ()) else None
+        self._in_ids = np.asarray(t.inputs, dtype=np.int64)
+
+    def _fast(self, xs, want_grad):
+        """Scalar output: load, forward and reverse sweep with little Python per call."""
+        if len(xs) == 1:
+            x = xs[0]
+            if type(x) is np.ndarray and x.dtype is F64 and x.shape == self._plain_shape:
+                return self._fast_plain(x, want_grad)  # the common case: one float64 array
+        if self._in_ids is None:
+            self._prepare()
+        return self._fast_general(xs, want_grad)
+
+    def _fast_plain(self, x, want_grad):
+        """:meth:`_fast` for one float64 array of the recorded shape: the kernel's or the
+        interpreter's gradient array goes back as it is."""
+        bad, value, g = self._replay(x if x.ndim == 1 else x.ravel(), want_grad)
+        if bad >= 0:
+            raise guard_failure(bad)
+        if g is None or x.ndim == 1:
+            return value, g
+        return value, g.reshape(x.shape)
+
+    def _fast_general(self, xs, want_grad):
+        """:meth:`_fast` for floats, several or structured arguments, other dtypes."""
+        shapes = self._in_shapes
+        if len(xs) == 1:
+            x = xs[0]
+            if type(x) is not np.ndarray or x.dtype != np.float64 or x.shape != shapes[0]:
+                x = self._check_input(x, shapes[0])
+            xin = x.ravel() if x.ndim != 1 else x
+        else:
+            if len(xs) != len(shapes):
+                raise TypeError(f"the tape was recorded with {len(shapes)} differentiated "
+                                f"argument(s), got {len(xs)}")
+            xin = np.concatenate([self._check_input(x, s).ravel() for x, s in zip(xs, shapes)])
+        bad, value, g = self._replay(xin, want_grad)
+        if bad >= 0:
+            raise guard_failure(bad)
+        if not want_grad:
+            return value, None
+        if self.single and self.treedefs is None:
+            return value, like_input(float(g[0]) if shapes[0] == () else g.reshape(shapes[0]),
+                                     xs[0])
+        grads, pos = [], 0
+        for s in shapes:
+            m = int(np.prod(s))
+            grads.append(float(g[pos]) if s == () else g[pos:pos + m].reshape(s))
+            pos += m
+        if self.treedefs is None:
+            grads = [like_input(gi, x) for gi, x in zip(grads, xs)]
+        return value, self._pack(grads)
+
+    @staticmethod
+    def _check_input(x, shape):
+        if np.shape(x) != shape:
+            raise ValueError(f"input shape {np.shape(x)} differs from the recorded shape "
+                             f"{shape}; record the function again for this shape "
+                             f"(jittape.taped does so automatically)")
+        return np.asarray(x, dtype=np.float64)

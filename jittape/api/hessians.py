@@ -1,0 +1,84 @@
+"""Second order of a function: :func:`hvp`, :func:`hessian` and :func:`sparse_hessian`.
+
+Each records the function once (:func:`jittape.record`) and runs the tape-level second-order
+sweeps of :mod:`jittape.derivatives.second_order` (forward over reverse: Griewank & Walther,
+"Evaluating Derivatives", 2nd ed., sec. 5.2-5.4).
+"""
+
+from .tape import record
+from ..derivatives.second_order import tape_hvp
+
+
+def hvp(f, argnums=0):
+    """Return ``hvp_f(*args, v)``: the Hessian of scalar ``f`` times ``v``, without forming
+    the Hessian (JAX's name; here ``v`` is the last positional argument).
+
+    Records ``f`` at ``args`` once, then runs one tangent and one second-order sweep
+    (forward over reverse). ``v`` has the structure and shapes of the differentiated
+    argument(s) (a tuple of them for several ``argnums``); the result likewise, float64
+    (float for a float argument).
+
+    Raises
+    ------
+    NotDifferentiableError
+        The tape holds an op with no second-order rule (the message names it).
+    jittape.NonScalarOutputError
+        ``f`` does not return a scalar.
+    """
+    def hvp_f(*args_and_v, **kwargs):
+        *args, v = args_and_v
+        tape = record(f, *args, argnums=argnums, **kwargs)
+        tangents = tape._flat(v if isinstance(v, tuple) and not tape.single else (v,))
+        return tape_hvp(tape, tape.arrays.val, tangents)[1]
+    return hvp_f
+
+
+def hessian(f, argnums=0):
+    """Return ``hess_f(*args)``: the dense Hessian of scalar ``f`` w.r.t. one argument.
+
+    ``n`` HVPs with the unit vectors over one recording (``n`` the argument's size); the
+    result has shape ``x.shape + x.shape`` (a float for a float argument), float64, and is
+    symmetric up to rounding.
+
+    Raises
+    ------
+    NotDifferentiableError
+        The tape holds an op with no second-order rule.
+    TypeError
+        ``argnums`` names more than one argument.
+    """
+    if not isinstance(argnums, int):
+        raise TypeError("hessian(f, argnums) takes one argument index (an int)")
+
+    def hess_f(*args, **kwargs):
+        tape = record(f, *args, argnums=argnums, **kwargs)
+        return tape.hessian(_val=tape.arrays.val)
+    return hess_f
+
+
+def sparse_hessian(f, argnums=0):
+    """Return ``hess_f(*args)``: the Hessian of scalar ``f`` w.r.t. one argument as a
+    ``scipy.sparse`` CSR float64 array of shape ``(x.size, x.size)`` (flattened).
+
+    Records ``f`` once, propagates the Hessian sparsity pattern over the tape
+    (:mod:`jittape.derivatives.hessian_sparsity`), star-colors it and runs one HVP per color
+    (:meth:`jittape.Tape.sparse_hessian`): a banded Hessian costs a few HVPs, not
+    ``x.size``. To evaluate at many points, record once (:func:`jittape.record`) and call
+    the tape's ``sparse_hessian``, which keeps the pattern and the coloring.
+
+    Raises
+    ------
+    NotDifferentiableError
+        The tape holds an op with no second-order rule.
+    jittape.NonScalarOutputError
+        ``f`` does not return a scalar.
+    TypeError
+        ``argnums`` selects several arguments, or a structured one.
+    """
+    if not isinstance(argnums, int):
+        raise TypeError("sparse_hessian(f, argnums) takes one argument index (an int)")
+
+    def hess_f(*args, **kwargs):
+        tape = record(f, *args, argnums=argnums, **kwargs)
+        return tape.sparse_hessian(_val=tape.arrays.val)
+    return hess_f

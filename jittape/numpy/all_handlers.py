@@ -1,0 +1,37 @@
+"""The NumPy API on active values: importing this module registers every handler.
+
+The handlers live in modules by subject, layered above :mod:`jittape.numpy.active` and each
+filling :mod:`jittape.numpy.dispatch` when imported: :mod:`jittape.numpy.ufuncs` (ufuncs),
+:mod:`jittape.numpy.operators` (``+ - * / ** % //`` and ``x[i]``), :mod:`jittape.numpy.views`
+(indexing, item assignment, in-place operators, reshape and transpose views),
+:mod:`jittape.numpy.reductions` (reductions, scans, sorting, statistics),
+:mod:`jittape.numpy.shape_functions` (shape and indexing functions),
+:mod:`jittape.numpy.products` (``dot``, ``matmul``, ``einsum``, ...),
+:mod:`jittape.numpy.linalg` and :mod:`jittape.numpy.decompositions` (``numpy.linalg``),
+:mod:`jittape.numpy.statistics` (``median``, ``quantile``, ``percentile``, ``partition``),
+:mod:`jittape.numpy.numerics` (``interp``, ``convolve``, ``gradient``, ``polyval``, ``select``,
+...) and :mod:`jittape.numpy.sequences` (``linspace``, ``logspace``, ``geomspace``).
+:data:`FUNCTIONS` and :data:`UFUNC_HANDLERS` are the resulting tables.
+"""
+
+import numpy as np
+
+from . import (builders, decompositions, dispatch, linalg, numerics,  # noqa: F401
+               object_arrays, products, reductions, sequences, shape_functions, statistics,
+               ufuncs, views)
+from . import operators  # noqa: F401  (Python's operators and x[i] on active values)
+from .active import Active
+from .reductions import logsumexp  # noqa: F401  (jittape.logsumexp)
+
+
+def _shape_query(f):
+    def query(x, *a, **kw):
+        return f(x._v if isinstance(x, Active) else x, *a, **kw)
+    query.__doc__ = f"``np.{f.__name__}``, answered from the primal (no record)."
+    return query
+
+
+dispatch.FUNCTIONS.update({np.shape: _shape_query(np.shape), np.ndim: _shape_query(np.ndim),
+                           np.size: _shape_query(np.size)})
+FUNCTIONS = dispatch.FUNCTIONS
+UFUNC_HANDLERS = dispatch.UFUNCS

@@ -1,0 +1,32 @@
+"""The registries between the active type and the NumPy functions built on it.
+
+:class:`jittape.numpy.active.Active` answers NumPy's protocols (``__array_ufunc__``,
+``__array_function__``) and a few Python operators by looking the handler up here; the modules
+that implement the handlers (:mod:`jittape.numpy.ufuncs`, :mod:`jittape.numpy.views`,
+:mod:`jittape.numpy.products`, ...) sit above :mod:`jittape.numpy.active` and fill these tables
+when they are imported (:mod:`jittape.numpy.all_handlers` imports them all). So the active type
+never imports the functions built on it, and the layers stay acyclic.
+"""
+
+#: ufunc -> handler(*inputs) (NEP 13).
+UFUNCS = {}
+#: NumPy function -> handler(*args, **kwargs) (NEP 18).
+FUNCTIONS = {}
+#: Python-level operations of the active type implemented above it: ``"getitem"``,
+#: ``"setitem"``, ``"inplace"`` (``x op= y``: handler(x, y, op)) and ``"matmul"``.
+OPERATORS = {}
+#: Callables ``ufunc -> handler or None`` asked about a ufunc missing from :data:`UFUNCS`
+#: (SciPy's ufuncs, resolved by name on first use; ops registered after import).
+RESOLVERS = []
+
+
+def ufunc_handler(ufunc):
+    """The handler of ``ufunc``, or None if jittape has no rule for it."""
+    h = UFUNCS.get(ufunc)
+    if h is None:
+        for resolve in RESOLVERS:
+            h = resolve(ufunc)
+            if h is not None:
+                UFUNCS[ufunc] = h
+                break
+    return h

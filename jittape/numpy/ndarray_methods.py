@@ -1,0 +1,127 @@
+"""The ndarray methods of the active type, each the NumPy function of the same name.
+
+:class:`jittape.numpy.active.Active` inherits them; every method calls ``np.<name>(self, ...)``,
+which dispatches back to jittape's handler (``__array_function__``), so a method and its
+function record the same ops.
+"""
+
+import numpy as np
+
+from . import dispatch
+from .._base.errors import NotDifferentiableError
+
+
+class NdarrayMethods:
+    """``x.sum()``, ``x.reshape(...)``, ``x.T``, ``x[key] = v``, ... of an active ``x``."""
+
+    __slots__ = ()
+
+    def sum(self, axis=None, keepdims=False):
+        return np.sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        return np.mean(self, axis=axis, keepdims=keepdims)
+
+    def prod(self, axis=None, keepdims=False):
+        return np.prod(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return np.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return np.min(self, axis=axis, keepdims=keepdims)
+
+    def dot(self, y):
+        return np.dot(self, y)
+
+    def argmax(self, axis=None):
+        return np.argmax(self, axis=axis)
+
+    def argmin(self, axis=None):
+        return np.argmin(self, axis=axis)
+
+    def reshape(self, *shape, order="C"):
+        shape = shape[0] if len(shape) == 1 else shape
+        return np.reshape(self, shape, order=order)
+
+    def ravel(self, order="C"):
+        return np.ravel(self, order=order)
+
+    def flatten(self, order="C"):
+        """A raveled copy (never a view, as NumPy's)."""
+        return np.ravel(self, order=order).copy()
+
+    def transpose(self, *axes):
+        return np.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+
+    @property
+    def T(self):
+        return np.transpose(self)
+
+    @property
+    def real(self):
+        """The value itself (real values): ``np.real``."""
+        return np.real(self)
+
+    @property
+    def imag(self):
+        """Read-only zeros (real values): ``np.imag``."""
+        return np.imag(self)
+
+    def copy(self, order="C"):
+        # same record, new object: y = x.copy(); y[0] = 0 must leave x alone
+        return type(self)(self._t, self._i, self._v)
+
+    def astype(self, dtype, copy=True):
+        """A float64 copy, or NumPy's integer/bool value (no derivative, guarded: see
+        :func:`jittape.numpy.object_arrays.to_array`); other float dtypes raise."""
+        if np.dtype(dtype).kind in "biu":
+            return dispatch.OPERATORS["to_array"](self, dtype)
+        if np.dtype(dtype) != np.float64:
+            raise NotDifferentiableError(
+                f"astype({dtype}) of an active value: only float64 carries derivatives. "
+                f"Use jittape.primal(x).astype(...) for a constant copy.")
+        return self.copy() if copy else self
+
+    def __setitem__(self, key, value):
+        """``x[key] = value``: recorded as a functional update (overwritten elements get no
+        adjoint) that every alias and view of ``x`` sees (:func:`jittape.numpy.views.setitem`)."""
+        dispatch.OPERATORS["setitem"](self, key, value)
+
+    def swapaxes(self, axis1, axis2):
+        return np.swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None):
+        return np.squeeze(self, axis=axis)
+
+    def repeat(self, repeats, axis=None):
+        return np.repeat(self, repeats, axis=axis)
+
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        return np.take(self, indices, axis=axis, out=out, mode=mode)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return np.diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return np.trace(self, offset, axis1, axis2, dtype, out)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return np.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                      **kw)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                      **kw)
+
+    def cumsum(self, axis=None):
+        return np.cumsum(self, axis=axis)
+
+    def cumprod(self, axis=None):
+        return np.cumprod(self, axis=axis)
+
+    def clip(self, min=None, max=None):
+        return np.clip(self, min, max)
+
+    def round(self, decimals=0):
+        return np.round(self, decimals)

@@ -1,0 +1,130 @@
+"""SciPy's own C special functions, called by name from generated Numba code.
+
+Rules may call ``cs_<name>(...)``: SciPy's float64 kernel of ``scipy.special.<name>``, the
+very code the ufunc runs, so a replayed value equals SciPy's bit for bit. SciPy exports these
+kernels as C function pointers in ``scipy.special.cython_special.__pyx_capi__`` (PyCapsules
+named by their C signature; Cython's ``cpdef`` functions take a trailing ``int``
+``skip_dispatch`` argument, passed as 0).
+
+How they reach Numba without breaking its disk cache (measured, Numba 0.68): a ``ctypes``
+pointer is lowered as an address constant, a "dynamic global", and a function using one is
+never cached ("Cannot cache ... as it uses dynamic globals"). Instead a generated module
+registers each kernel's address with LLVM under a fixed symbol name (``jittape_cs_<name>``,
+:func:`bind`, called when the module is imported) and declares it as a
+``numba.types.ExternalFunction`` of that name: the machine code calls the symbol, which the
+cached code is linked against again in every process, so ``cache=True`` works (a second
+process loads everything and compiles nothing; tests/test_special.py checks it).
+
+The price: a module that names a ``cs_`` function imports ``scipy.special`` (about 0.15 s)
+when it is imported. Generating sources never imports SciPy; importing jittape neither.
+
+LAPACK drivers that Numba's ``np.linalg`` does not expose with every option (``syevd`` on
+the upper triangle, for ``np.linalg.eigh(a, UPLO='U')``; ``gesdd`` without vectors; ``qr``'s
+complete mode) are called the same way, through the C entry points of Numba's own helper
+library (``numba_ez_xxxevd``, ..., registered with LLVM by Numba itself): helpers
+``lapack_<name>`` of :data:`LAPACK`, declared by symbol name. Each is called with NumPy's
+own choice of driver and options, so a replay reproduces NumPy's values bit for bit.
+"""
+
+#: helper name -> (cython_special name, number of float64 arguments); the result is float64.
+EXTERNALS = {f"cs_{name}": (name, nargs) for name, nargs in (
+    ("gamma", 1), ("rgamma", 1), ("psi", 1), ("gammaln", 1), ("gammainc", 2),
+    ("gammaincc", 2), ("beta", 2), ("betaln", 2), ("betainc", 3), ("betaincc", 3),
+    ("erfinv", 1), ("erfcinv", 1), ("erfcx", 1), ("ndtr", 1), ("ndtri", 1), ("logit", 1),
+    ("log_expit", 1), ("entr", 1), ("rel_entr", 2), ("xlog1py", 2), ("spence", 1),
+    ("i0", 1), ("i1", 1), ("i0e", 1), ("i1e", 1), ("k0", 1), ("k1", 1), ("k0e", 1),
+    ("k1e", 1), ("j0", 1), ("j1", 1), ("y0", 1), ("y1", 1), ("iv", 2), ("ive", 2),
+    ("jv", 2), ("jve", 2), ("yv", 2), ("yve", 2), ("yn", 2), ("kv", 2), ("kve", 2))}
+
+#: helper name -> (Numba helper-library symbol, result type, argument types; ``*``: pointer)
+LAPACK = {
+    # syevd(kind, jobz, uplo, n, a (Fortran order, overwritten by V), lda, w)
+    "lapack_syevd": ("numba_ez_xxxevd", "intc",
+                     ("char", "char", "char", "intp", "float64*", "intp", "float64*")),
+    # gesdd(kind, jobz, m, n, a, lda, s, u, ldu, vt, ldvt): NumPy's svd
+    "lapack_gesdd": ("numba_ez_gesdd", "intc", ("char", "char", "intp", "intp", "float64*",
+                                                "intp", "float64*", "float64*", "intp",
+                                                "float64*", "intp")),
+    # geqrf(kind, m, n, a, lda, tau) and orgqr(kind, m, n, k, a, lda, tau): NumPy's qr
+    "lapack_geqrf": ("numba_ez_geqrf", "intc", ("char", "intp", "intp", "float64*", "intp",
+                                                "float64*")),
+    "lapack_orgqr": ("numba_ez_xxgqr", "intc", ("char", "intp", "intp", "intp", "float64*",
+                                                "intp", "float64*")),
+}
+
+
+def _numba_type(name):
+    return f"_nbt.CPointer(_nbt.{name[:-1]})" if name.endswith("*") else f"_nbt.{name}"
+
+
+_bound = {}
+
+
+def _capsule(cap):
+    """(signature, pointer) of a PyCapsule."""
+    import ctypes
+    api = ctypes.pythonapi
+    api.PyCapsule_GetName.restype = ctypes.c_char_p
+    api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    sig = api.PyCapsule_GetName(cap)
+    return sig.decode(), api.PyCapsule_GetPointer(cap, sig)
+
+
+def address(name, nargs):
+    """Address of cython_special's kernel ``double name(double x nargs, int)``.
+
+    Fused functions (float, double, complex variants) are exported as ``__pyx_fuse_<i>name``;
+    the one with the float64 signature is found by its signature, not by its index.
+    """
+    from scipy.special import cython_special
+    capi = cython_special.__pyx_capi__
+    want = "double (" + "double, " * nargs + "int __pyx_skip_dispatch)"
+    for key in [name] + [f"__pyx_fuse_{i}{name}" for i in range(4)]:
+        if key in capi:
+            sig, ptr = _capsule(capi[key])
+            if sig == want:
+                return ptr
+    raise ImportError(f"scipy.special.cython_special has no {want.replace('(', name + '(')} "
+                      f"(SciPy changed its exports?); jittape's rules for {name} need it")
+
+
+def bind(name, nargs):
+    """Register the kernel's address under the symbol ``jittape_cs_<name>``; return it."""
+    symbol = f"jittape_cs_{name}"
+    if symbol not in _bound:
+        import llvmlite.binding as llvm
+        llvm.add_symbol(symbol, address(name, nargs))
+        _bound[symbol] = True
+    return symbol
+
+
+def source(names, decorator):
+    """The lines of a generated module that declare the externals ``names`` (helper names
+    from :data:`EXTERNALS`, each behind a jitted ``cs_<name>``, ``decorator`` its line, and
+    from :data:`LAPACK`, each an external function of that name)."""
+    if not names:
+        return ""
+    out = ["from numba import types as _nbt\nfrom jittape.optable.externals import bind as _bind"]
+    for helper in sorted(n for n in names if n in LAPACK):
+        symbol, result, args = LAPACK[helper]
+        sig = f"{_numba_type(result)}({', '.join(map(_numba_type, args))})"
+        out.append(f"{helper} = _nbt.ExternalFunction({symbol!r}, {sig})\n")
+    for helper in sorted(n for n in names if n not in LAPACK):
+        name, nargs = EXTERNALS[helper]
+        params = ", ".join(f"x{i}" for i in range(nargs))
+        sig = "_nbt.float64(" + "_nbt.float64, " * nargs + "_nbt.intc)"
+        out.append(f"_{helper} = _nbt.ExternalFunction(_bind({name!r}, {nargs}), {sig})\n\n\n"
+                   f"{decorator}\ndef {helper}({params}):\n    return _{helper}({params}, 0)\n")
+    return "\n\n".join(out)
+
+
+def python_source(names):
+    """The same names for the interpreted tier (:mod:`jittape.sweeps.tiers`): SciPy's ufuncs, which
+    run the same C kernels on a float, so both tiers give the same bits."""
+    names = [n for n in sorted(names) if n not in LAPACK]  # LAPACK drivers: compiled only
+    if not names:
+        return ""
+    return "import scipy.special as _sp\n" + "".join(
+        f"{helper} = _sp.{EXTERNALS[helper][0]}\n" for helper in names)

@@ -1,0 +1,48 @@
+"""The op table: every op once, in opcode order. The single source of truth.
+
+Each entry (:class:`jittape.optable.entry.Op`) gives an op's name, kind, NumPy mapping, value
+rule, derivative rules and test spec; the entries live in the modules of
+:mod:`jittape.optable.rules`, one per op family, and :mod:`jittape.optable.registry` numbers
+them as they are registered here. The forward, reverse and tangent sweeps, the tape
+compiler, the ufunc dispatch, ``python -m jittape ops``, the docs page and the generic rule
+tests are generated from this list. Adding an op is adding an entry (append: the position is the
+opcode, which tape files store).
+"""
+
+from .rules import arrays as A
+from .rules import checkpoint as CP
+from .rules import custom as CU
+from .rules import decomp as D2
+from .rules import elementwise as E
+from .rules import linalg_kernels as L
+from .rules import linalg as L2
+from .rules import matfuncs as MF
+from .rules import signal as SIG
+from .rules import special as SP
+from .entry import leaf
+from .registry import (BY_NAME, OPS, SCIPY_UFUNC_OPCODES, UFUNC_OPCODES, call_arguments,  # noqa: F401
+                       codes, format_table, in_regions, is_leaf, kind_of, operands, register,
+                       swept)
+
+_ENTRIES = (
+    [leaf("input", "leaf: the adjoint accumulated here is the gradient"),
+     leaf("const", "leaf: constants get no derivative")]
+    + E.UNARY_OPS + E.CONST_OPS + E.BINARY_OPS + E.COMPARE_OPS + [E.WHERE]
+    + A.INDEXING_OPS + A.REDUCTION_OPS + [L.MATMUL] + A.CONTROL_OPS
+    + E.MORE_UNARY_OPS + E.MORE_BINARY_OPS + A.SCAN_OPS + L2.LINALG_OPS + E.LAST_BINARY_OPS
+    + SIG.NUMERIC_OPS
+    + SP.SPECIAL_OPS
+    + D2.DECOMP_OPS
+    + MF.MATFUNC_OPS
+    + A.VIEW_OPS
+    + CU.CUSTOM_OPS
+    + CP.CHECKPOINT_OPS
+)
+
+for _op in _ENTRIES:
+    register(_op)
+del _op
+
+#: Opcodes that only custom rules record (:mod:`jittape.custom.custom_rules`): their regions, calls,
+#: arguments and slots.
+CUSTOM_CODES = frozenset(BY_NAME[op.name].code for op in CU.CUSTOM_OPS)

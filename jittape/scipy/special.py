@@ -1,0 +1,67 @@
+"""SciPy's special functions that are plain Python, on active values.
+
+SciPy's special functions that are ufuncs (``expit``, ``erf``, ``iv``, ...) reach jittape
+through ``__array_ufunc__`` like NumPy's. A few are plain Python that start with
+``np.asarray``, which would drop the derivative, so jittape wraps them in ``scipy.special``:
+a wrapper records the op when an argument is active and calls SciPy's own function
+otherwise. They are
+
+* the op table's entries whose NumPy mapping names a ``scipy.special`` function that is not
+  a ufunc (``polygamma``, ``multigammaln``): the wrapper calls the op's dispatch handler;
+* ``logsumexp``, composed by :func:`jittape.numpy.all_handlers.logsumexp`.
+
+They are installed when jittape is imported after SciPy or when a recording starts, without
+importing SciPy itself (that would cost about 0.15 s per import). A reference taken with
+``from scipy.special import logsumexp`` before either moment still points to SciPy's
+function: call ``scipy.special.logsumexp`` or ``jittape.logsumexp``.
+"""
+
+import functools
+import inspect
+
+from .._base.imports import loaded
+
+_installed = False
+
+
+def wrap(special, name, active_version):
+    """Replace ``special.<name>`` by a wrapper calling ``active_version`` (same arguments)
+    when an argument is active."""
+    from ..numpy.active import Active
+
+    original = getattr(special, name)
+    signature = inspect.signature(original)
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        if any(isinstance(v, Active) for v in (*args, *kwargs.values())):
+            bound = signature.bind(*args, **kwargs)  # SciPy's errors for wrong arguments
+            return active_version(*bound.args, **bound.kwargs)
+        return original(*args, **kwargs)
+
+    wrapper.__wrapped_by_jittape__ = original
+    setattr(special, name, wrapper)
+
+
+def install():
+    """Install the wrappers if SciPy's special module is loaded (idempotent)."""
+    global _installed
+    if _installed:  # checked first: this runs at every recording
+        return
+    special = loaded("scipy.special")
+    if special is None:
+        return
+    import numpy as np
+
+    from ..numpy.all_handlers import logsumexp
+    from ..optable.table import OPS
+    from ..numpy.ufuncs import op_handler
+
+    for op in OPS:
+        for f in op.numpy:
+            if isinstance(f, str) and f.startswith("scipy.special."):
+                name = f.rsplit(".", 1)[1]
+                if not isinstance(getattr(special, name), np.ufunc):
+                    wrap(special, name, op_handler(op.code))
+    wrap(special, "logsumexp", logsumexp)
+    _installed = True

@@ -1,0 +1,178 @@
+"""The sweeps a tape runs: generated for the ops it uses, compiled on first need, cached.
+
+:func:`for_tape` returns the :class:`Sweeps` of a tape's op set. Their source comes from
+:func:`jittape.sweeps.codegen.sweep_source` and is loaded through
+:mod:`jittape.sweeps.disk_cache`, so a program that uses ten ops compiles ten branches, once per
+machine, and each sweep compiles only when first called (an eager gradient needs the reverse
+sweep alone). A set of ops that some set with that sweep already compiled contains reuses that
+set's sweep (in this process, or on disk: ``opsets.txt`` in the cache directory lists the sets
+compiled there), so after ``python -m jittape warmup`` nothing compiles again.
+
+Granularity, measured (2-core Xeon, Numba 0.68, cold): a sweep for a ten-op set compiles in
+about 1 s (0.35 s of it Numba's one-time start). One function per op is not an option, since a
+jitted caller re-optimizes its jitted callees (a replay function calling both sweeps compiled 3
+s longer than the sweeps themselves); but one function for all 135 ops is not either: Numba's
+and LLVM's compile time and memory grow faster than a function's size (the forward and reverse
+sweeps of all ops took 72 and 170 s of CPU, the HVP sweep over half an hour and 9-10 GB). So the
+sweep of a large op set is a runner calling part functions of about a hundred lines of rules
+each through their addresses (:mod:`jittape.sweeps.parts_source`: each part compiles once; all
+four all-op sweeps in 5.5 min of CPU and 1.4 GB), and a typical tape's op set is one function as
+before. Hence one module per op set, superset reuse, and ``warmup`` for users who want no
+compile at all.
+"""
+
+from . import disk_cache as jitcache, tiers
+from .codegen import sweep_source
+from ..optable.table import BY_NAME, OPS, swept
+
+#: The callables of a Sweeps object: the forward, reverse and tangent sweeps and the tangent
+#: of the reverse sweep (Hessian-vector products).
+FUNCTIONS = ("forward_sweep", "reverse_sweep", "tangent_sweep", "hvp_sweep")
+LOADED = {}  # frozenset of opcodes -> Sweeps, in this process
+_MODULES = {}  # frozenset of opcodes -> generated module, in this process
+_INDEX = "opsets.txt"
+_BY_OPCODES = {}  # opcode column of a short tape (bytes) -> Sweeps
+_STEMS = {}  # frozenset of opcodes -> name of its generated module
+
+
+class Sweeps:
+    """The compiled sweeps for a tape's set of opcodes (attributes named as in
+    :data:`FUNCTIONS`).
+
+    Each attribute is a Numba dispatcher. Until its first call it is a wrapper that picks the
+    module to take it from (:func:`_module_for`: a compiled superset if there is one) and
+    announces a cold compile on stderr (:class:`jittape.sweeps.disk_cache.FirstCall`).
+    """
+
+    def __init__(self, codes):
+        self.codes = frozenset(codes)
+        self.names = [OPS[c].name for c in sorted(self.codes) if OPS[c].kind != "leaf"]
+        self._jobs = {}  # sweep name -> its background compile (jittape.sweeps.tiers)
+        for what in FUNCTIONS:
+            setattr(self, what, self._first_call(what))
+
+    def _first_call(self, what):
+        def compiled(*args):
+            codes, module = _module_for(self.codes, what)
+            names = [OPS[c].name for c in sorted(codes) if OPS[c].kind != "leaf"]
+            ops = ", ".join(names) if len(names) <= 8 else \
+                f"{len(names)} ops ({', '.join(names[:6])}, ...)"
+            where = " in the background" if tiers.on_compile_thread() else ""
+            describe = f"{what.replace('_', ' ')} for {ops}{where}"
+            out = jitcache.FirstCall(module, what, describe)(*args)
+            fn = getattr(module, what)  # steady state: the dispatcher, or a partwise
+            setattr(self, what, getattr(fn, "call", None) or fn)  # sweep's bound runner
+            return out
+
+        def call(*args):  # until the machine code is ready (jittape.sweeps.tiers)
+            job = jobs.get(what)
+            if job is None and tiers.enabled() and tiers.small(args) and \
+                    not _ready_in_process(self.codes, what):
+                job = jobs[what] = tiers.submit(compiled, *tiers.snapshot(args))
+            if job is not None and not job.done() and tiers.small(args):
+                ok, out = tiers.run(self.codes, what, args)
+                if ok:
+                    return out
+            if job is not None and job.exception() is None:
+                return getattr(self, what)(*args)
+            return compiled(*args)  # also after a failed background compile: its error here
+        jobs = self._jobs
+        return call
+
+
+def _ready_in_process(codes, what):
+    """Whether a module of this process has machine code of sweep ``what`` for ``codes``."""
+    return any(codes <= s and getattr(m, what).signatures for s, m in list(_MODULES.items()))
+
+
+def with_leaves(codes):
+    """The op set that keys a sweeps module: ``codes`` less the ops without branches
+    (:func:`jittape.optable.table.swept`), plus the leaves."""
+    return frozenset(c for c in codes if swept(OPS[c])) | \
+        {op.code for op in OPS if op.kind == "leaf"}
+
+
+def module(codes):
+    """The generated module of the sweeps for the opcodes ``codes`` (leaves included)."""
+    m = _MODULES.get(codes)
+    if m is None:
+        ops = [OPS[c] for c in codes]
+        m = _MODULES[codes] = jitcache.load(
+            "jittape_sweeps", lambda cache: sweep_source(ops, cache=cache))
+    return m
+
+
+def compiled_on_disk(codes, what):
+    stem = _STEMS.get(codes)
+    if stem is None:
+        ops = [OPS[c] for c in sorted(codes)]
+        stem = _STEMS[codes] = f"jittape_sweeps_{jitcache.digest(sweep_source(ops))}"
+    return (jitcache.cache_dir() / f"{stem}.{what}.ok").exists()
+
+
+def _module_for(codes, what):
+    """``(codes', module)`` holding sweep ``what`` for ``codes``: the smallest compiled
+    superset (in this process, then in the cache directory), else ``codes`` itself."""
+    for s in sorted((s for s in _MODULES if codes <= s), key=len):
+        if getattr(_MODULES[s], what).signatures or jitcache.compiled_once(_MODULES[s], what):
+            return s, _MODULES[s]
+    for s in sorted((s for s in _disk_sets() if codes <= s), key=len):
+        if compiled_on_disk(s, what):
+            return s, module(s)
+    remember(codes)
+    return codes, module(codes)
+
+
+def _disk_sets():
+    try:
+        text = (jitcache.cache_dir() / _INDEX).read_text()
+    except OSError:
+        return []
+    sets = []
+    for line in text.splitlines():
+        codes = [BY_NAME[n].code if n in BY_NAME else None for n in line.split(",")]
+        if codes and None not in codes:
+            sets.append(frozenset(codes))
+    return sets
+
+
+def remember(codes):
+    line = ",".join(OPS[c].name for c in sorted(codes))
+    path = jitcache.cache_dir() / _INDEX
+    try:
+        if path.exists() and line in path.read_text().splitlines():
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a") as f:
+            f.write(line + "\n")
+    except OSError:
+        pass
+
+
+def for_codes(codes):
+    """The :class:`Sweeps` for a tape using ``codes`` (an iterable of opcodes)."""
+    key = frozenset(codes)
+    hit = LOADED.get(key)
+    if hit is None:
+        codes = with_leaves(key)
+        hit = LOADED.get(codes) or Sweeps(codes)
+        LOADED[key] = LOADED[codes] = hit
+    return hit
+
+
+def for_tape(t):
+    """The sweeps for the :class:`jittape.tape.arrays.TapeArrays` ``t`` (cached on it)."""
+    s = t.sweeps
+    if s is None:
+        if t.op.shape[0] < 256:  # eager gradients record the same short tape again and again
+            key = t.op.tobytes()
+            s = _BY_OPCODES.get(key)
+            if s is None:
+                s = _BY_OPCODES[key] = for_codes(t.op.tolist())
+                if len(_BY_OPCODES) > 4096:
+                    _BY_OPCODES.clear()
+        else:  # the opcodes present: a count per opcode, no sort of the whole column
+            import numpy as np
+            s = for_codes(np.flatnonzero(np.bincount(t.op)).tolist())
+        t.sweeps = s
+    return s

@@ -1,0 +1,168 @@
+"""Tapes as data: save to and read from ``.npz`` files, with full validation on reading.
+
+A loaded tape is swept by Numba kernels that do no bounds checking, so :func:`read` checks every
+record before accepting the file: opcodes in range, operands recorded earlier, value offsets
+increasing, and every index, pool layout and size consistent with the records it refers to
+(elementwise records by kind, structured ones by their op entry's ``check``). A file that fails
+any check raises :class:`TapeFormatError`, never a crash in the sweep. Loading uses
+``np.load(allow_pickle=False)``: no code from the file is run.
+"""
+
+import os
+import zipfile
+
+import numpy as np
+
+from .._base.errors import TapeFormatError
+from ..optable.table import OPS, codes
+from ..optable.entry import BINARY, CALL, COMPARE, LEAF, REGION, SELECT, STRUCTURED, TERNARY, UNARY
+from .arrays import TapeArrays
+
+MAGIC = "jittape-tape"
+VERSION = 1
+_COLUMNS = ("op", "a", "b", "k", "c", "off", "pool", "val")
+
+
+def save(tape, path):
+    """Write ``tape`` (a :class:`jittape.Tape`) to ``path`` in NumPy's ``.npz`` format."""
+    t = tape.arrays
+    shaped = sorted(t.shapes)
+    dims = [len(t.shapes[i]) for i in shaped]
+    out_value = np.asarray(0.0 if tape.out_value is None else tape.out_value, dtype=np.float64)
+    np.savez(path, magic=np.array(MAGIC), version=np.array(VERSION),
+             **{name: getattr(t, name) for name in _COLUMNS},
+             inputs=np.asarray(t.inputs, dtype=np.int64),
+             shape_ids=np.asarray(shaped, dtype=np.int64),
+             shape_dims=np.asarray(dims, dtype=np.int64),
+             shape_data=np.asarray([d for i in shaped for d in t.shapes[i]], dtype=np.int64),
+             out=np.array([tape.out_id, int(tape.single)], dtype=np.int64),
+             out_shape=np.asarray(tape.out_shape, dtype=np.int64), out_value=out_value)
+
+
+def read(path):
+    """Read and validate a tape file: ``(arrays, out_id, out_shape, out_value, single)``,
+    the arguments of :class:`jittape.Tape` (:func:`jittape.load` builds it).
+
+    Raises
+    ------
+    TapeFormatError
+        The file is not a jittape tape, has another format version, or is corrupted.
+    """
+    if isinstance(path, (str, os.PathLike)) and os.path.isfile(path) and \
+            not zipfile.is_zipfile(path):  # np.load would advise allow_pickle: misleading
+        raise TapeFormatError(f"{path} is not a readable .npz file (not a zip archive)")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            data = {name: z[name] for name in z.files}
+    except (OSError, ValueError, EOFError) as e:
+        raise TapeFormatError(f"{path} is not a readable .npz file: {e}") from None
+    if str(data.get("magic", "")) != MAGIC:
+        raise TapeFormatError(f"{path} is not a jittape tape (no '{MAGIC}' marker)")
+    if int(data.get("version", -1)) != VERSION:
+        raise TapeFormatError(f"{path} has tape format version {data.get('version')}; this "
+                              f"jittape reads version {VERSION}")
+    try:
+        dtypes = dict(op=np.int32, a=np.int32, b=np.int32, k=np.int32, c=np.float64,
+                      off=np.int64, pool=np.int64, val=np.float64)
+        cols = {}
+        for name, dt in dtypes.items():
+            arr = data[name]
+            if arr.dtype != dt or arr.ndim != 1:
+                raise TapeFormatError(f"column {name!r} must be a 1-D {np.dtype(dt)} array")
+            cols[name] = np.ascontiguousarray(arr)
+        ids, dims, flat = data["shape_ids"], data["shape_dims"], data["shape_data"]
+        if len(ids) != len(dims) or dims.sum() != len(flat) or (dims < 0).any():
+            raise TapeFormatError("inconsistent shape table")
+        shapes, pos = {}, 0
+        for i, d in zip(ids.tolist(), dims.tolist()):
+            shapes[i] = tuple(flat[pos:pos + d].tolist())
+            pos += d
+        out_id, single = (int(v) for v in data["out"])
+        out_shape = tuple(int(v) for v in data["out_shape"])
+        inputs = [int(i) for i in data["inputs"]]
+        out_value = data["out_value"]
+    except KeyError as e:
+        raise TapeFormatError(f"{path} lacks the entry {e}") from None
+    arrays = TapeArrays(cols["op"], cols["a"], cols["b"], cols["k"], cols["c"], cols["off"],
+                        cols["pool"], cols["val"], shapes, inputs)
+    validate(arrays, out_id, out_shape)
+    return (arrays, out_id, out_shape, float(out_value) if out_value.ndim == 0 else out_value,
+            bool(single))
+
+
+def _fail(i, why):
+    raise TapeFormatError(f"corrupted tape: record {i}: {why}")
+
+
+def _kinds(op):
+    return np.array([o.kind for o in OPS] + ["?"])[np.clip(op, -1, len(OPS))]
+
+
+def validate(t, out_id=-1, out_shape=()):
+    """Check that the sweeps can run over ``t`` (a TapeArrays) without reading out of bounds.
+
+    Elementwise records are checked by kind, structured ones (and the regions and calls of
+    custom rules) by their op's own ``check``.
+    Raises :class:`TapeFormatError` naming the first bad record.
+    """
+    n = len(t.op)
+    if not (len(t.a) == len(t.b) == len(t.k) == len(t.c) == n and len(t.off) == n + 1):
+        raise TapeFormatError("corrupted tape: columns have different lengths")
+    if n == 0 or t.off[0] != 0 or t.off[-1] != len(t.val):
+        raise TapeFormatError("corrupted tape: value offsets do not span the value buffer")
+    size = np.diff(t.off)
+    if (size < 0).any():
+        _fail(int(np.argmax(size < 0)), "negative size")
+    op = t.op
+    if ((op < 0) | (op >= len(OPS))).any():
+        _fail(int(np.argmax((op < 0) | (op >= len(OPS)))), "unknown opcode")
+    kind = _kinds(op)
+    _check_operands(t, n, kind, size)
+    for i in np.flatnonzero(np.isin(kind, [STRUCTURED, REGION, CALL])).tolist():
+        sa = int(size[t.a[i]]) if t.a[i] >= 0 else 0
+        sb = int(size[t.b[i]]) if t.b[i] >= 0 else 0
+        why = OPS[int(op[i])].check(t, i, int(size[i]), sa, sb)
+        if why:
+            _fail(i, why)
+    _check_outputs(t, n, out_id, out_shape, size)
+
+
+def _check_operands(t, n, kind, size):
+    """Operands are earlier records, and elementwise operand sizes fit the result's."""
+    ids = np.arange(n)
+    arity = np.array([OPS[c].arity for c in t.op.tolist()])
+    three = np.isin(kind, [SELECT, TERNARY])  # the third operand's id in k
+    for name, col, needed in (("a", t.a, (kind != LEAF) & (arity != 0)),
+                              ("b", t.b, (arity == 2) | three),
+                              ("k", t.k, three)):
+        bad = needed & ((col < 0) | (col >= ids))
+        if bad.any():
+            _fail(int(np.argmax(bad)), f"operand {name} is not an earlier record")
+    bad = (kind != LEAF) & (arity == 0) & (t.a != -1)  # no operand: the sweeps read none
+    if bad.any():
+        _fail(int(np.argmax(bad)), "a record without operands names one")
+    if len(t.pool) and ((t.pool < -(2 ** 40)) | (t.pool > 2 ** 40)).any():
+        raise TapeFormatError("corrupted tape: integer pool out of range")
+    sa = np.where(t.a >= 0, size[np.clip(t.a, 0, n - 1)], 0)
+    sb = np.where(t.b >= 0, size[np.clip(t.b, 0, n - 1)], 0)
+    sq = np.where(three, size[np.clip(t.k, 0, n - 1)], 1)
+    bad = (kind == UNARY) & (sa != size)
+    if bad.any():
+        _fail(int(np.argmax(bad)), "operand size differs from the result's")
+    fits = lambda s: (s == size) | (s == 1)  # noqa: E731  (size-1 operands broadcast)
+    bad = np.isin(kind, [BINARY, COMPARE, SELECT, TERNARY]) & ~(fits(sa) & fits(sb) & fits(sq))
+    if bad.any():
+        _fail(int(np.argmax(bad)), "operand sizes do not broadcast to the result's")
+
+
+def _check_outputs(t, n, out_id, out_shape, size):
+    for i in t.inputs:
+        if not (0 <= i < n and t.op[i] == codes.INPUT):
+            raise TapeFormatError(f"corrupted tape: input {i} is not an INPUT record")
+    if out_id >= n or out_id < -1:
+        raise TapeFormatError("corrupted tape: output record out of range")
+    if out_id >= 0 and int(np.prod(out_shape)) != size[out_id]:
+        raise TapeFormatError("corrupted tape: output shape does not match its record")
+    for i, shp in t.shapes.items():
+        if not 0 <= i < n or int(np.prod(shp)) != size[i]:
+            raise TapeFormatError(f"corrupted tape: shape of record {i} does not match")
