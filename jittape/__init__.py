@@ -19,17 +19,15 @@ from .api.hessians import hessian, hvp, sparse_hessian
 from .sweeps.disk_cache import set_quiet
 from .sweeps.tiers import set_background, wait_compiled
 from .numpy.all_handlers import logsumexp
-import sys as _sys
-from .optable import table as _table
-_sys.modules[__name__ + ".ops"] = ops = _table  # the public name of the op table
+from . import ops  # noqa: F401  (the op table under its public name)
 from .scipy import special as _scipy_special
 from .scipy import stats as _scipy_stats
-from .scipy import composed as _scipy_functions
+from .scipy import composed as _scipy_composed
 from .scipy import linalg as _scipy_linalg
 
 _scipy_special.install()  # only if SciPy's special module is loaded already
 _scipy_stats.install()  # likewise scipy.stats
-_scipy_functions.install()  # and scipy.signal, scipy.linalg
+_scipy_composed.install()  # and scipy.signal, scipy.linalg
 _scipy_linalg.install()  # and scipy.linalg's expm
 
 __version__ = "0.1.0"

@@ -89,22 +89,22 @@ def test_taped_compiles_once_replays_have_cost_more_than_compiling(compiles):
 
 
 def test_the_compile_estimate_counts_statements_of_the_rerolled_kernel(tmp_path, monkeypatch):
-    from jittape.compiler import kernel as compiler
+    from jittape.compiler import kernel
     from jittape.demo import lj_energy_loops
     monkeypatch.setenv("JITTAPE_CACHE_DIR", str(tmp_path))  # nothing compiled before
     tape = jittape.record(lj_energy_loops, np.arange(114.0) * 0.9)
-    assert tape.n_records > 12000 and compiler.kernel_statements(tape) < 400
-    assert compiler.MIN_COMPILE_SECONDS < compiler.compile_seconds(tape) < 4.0
-    assert compiler.compile_seconds(jittape.record(lambda x: x * 1.0, np.ones(3))) == np.inf
+    assert tape.n_records > 12000 and kernel.kernel_statements(tape) < 400
+    assert kernel.MIN_COMPILE_SECONDS < kernel.compile_seconds(tape) < 4.0
+    assert kernel.compile_seconds(jittape.record(lambda x: x * 1.0, np.ones(3))) == np.inf
     small = jittape.record(rosen, np.ones(5))
     small.compile()
-    assert compiler.compile_seconds(small) == compiler.CACHED_SECONDS
+    assert kernel.compile_seconds(small) == kernel.CACHED_SECONDS
 
 
 def test_the_compile_estimate_counts_loops(tmp_path, monkeypatch):
     # each fused loop costs LLVM far more than its statements (cmpad's ode: 230 s for 154
     # loops, which a 2 ms-per-statement estimate put at 4 s)
-    from jittape.compiler import kernel as compiler
+    from jittape.compiler import kernel
     monkeypatch.setenv("JITTAPE_CACHE_DIR", str(tmp_path))
 
     def steps(x):
@@ -113,8 +113,8 @@ def test_the_compile_estimate_counts_loops(tmp_path, monkeypatch):
             y = 0.5 * y + np.concatenate([x[:1], x[1:] * y[:-1]])
         return y[-1]
     tape = jittape.record(steps, np.linspace(0.1, 1.0, 50))
-    plain = compiler.MIN_COMPILE_SECONDS + 0.002 * compiler.kernel_statements(tape)
-    assert compiler.compile_seconds(tape) >= plain + 20 * compiler.LOOP_SECONDS
+    plain = kernel.MIN_COMPILE_SECONDS + 0.002 * kernel.kernel_statements(tape)
+    assert kernel.compile_seconds(tape) >= plain + 20 * kernel.LOOP_SECONDS
 
 
 # --- the auto-compile policy: a tape compiles itself once hot (jittape.api.fastpath) ----------

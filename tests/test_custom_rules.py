@@ -16,7 +16,7 @@ import scipy.optimize as so
 
 import jittape
 from jittape import GuardFailure, NotDifferentiableError, TapeFormatError
-from jittape.sweeps import opsets as sweeps
+from jittape.sweeps import opsets
 from jittape.sweeps import tiers
 from jittape.sweeps.codegen import sweep_source
 from jittape.sweeps.warmup import warmup
@@ -455,9 +455,9 @@ def test_a_rule_adds_one_trivial_op_to_the_sweeps():
         return np.sum(y * 0.5 * (1.0 + np.tanh(0.5 * x)))
     x = np.array([0.5, -1.0])
     a, b = jittape.record(f, x).arrays, jittape.record(plain, x).arrays
-    assert sweeps.with_leaves(a.op.tolist()) == sweeps.with_leaves(
+    assert opsets.with_leaves(a.op.tolist()) == opsets.with_leaves(
         b.op.tolist()) | {BY_NAME["custom_arg"].code}
-    src = sweep_source([OPS[c] for c in sweeps.with_leaves(a.op.tolist())])
+    src = sweep_source([OPS[c] for c in opsets.with_leaves(a.op.tolist())])
     assert "custom_vjp" not in src and "custom_slot" not in src
     assert {OPS[c].name for c in CUSTOM_CODES} == {
         "custom_arg", "custom_begin", "custom_slot", "custom_vjp", "custom_jvp"}

@@ -8,7 +8,7 @@ import scipy.optimize as so
 import scipy.sparse as sp
 
 import jittape
-from jittape.optimize import method_table as sd
+from jittape.optimize import method_table
 
 
 def rosen(x):
@@ -39,16 +39,16 @@ def test_dogleg_on_a_convex_function():
 def test_what_each_method_is_given():
     tf = jittape.taped(rosen)
     x0 = np.linspace(-1, 1, 200)
-    assert set(sd.objective_kwargs(tf, "newton-cg", x0, ())) == {"jac", "hessp"}
-    assert set(sd.objective_kwargs(tf, "trust-exact", x0, ())) == {"jac", "hess"}
-    assert set(sd.objective_kwargs(tf, "bfgs", x0, ())) == {"jac"}
-    assert sd.objective_kwargs(tf, "nelder-mead", x0, ()) == {}
-    kw = sd.objective_kwargs(tf, "trust-constr", x0, ())  # n = 200, tridiagonal: sparse
+    assert set(method_table.objective_kwargs(tf, "newton-cg", x0, ())) == {"jac", "hessp"}
+    assert set(method_table.objective_kwargs(tf, "trust-exact", x0, ())) == {"jac", "hess"}
+    assert set(method_table.objective_kwargs(tf, "bfgs", x0, ())) == {"jac"}
+    assert method_table.objective_kwargs(tf, "nelder-mead", x0, ()) == {}
+    kw = method_table.objective_kwargs(tf, "trust-constr", x0, ())  # n = 200, tridiagonal: sparse
     h = kw["hess"](x0)
     assert sp.issparse(h)
     np.testing.assert_allclose(h.toarray(), so.rosen_hess(x0), rtol=1e-13, atol=1e-10)
     p = np.cos(x0)
-    np.testing.assert_allclose(sd.objective_kwargs(tf, "newton-cg", x0, ())["hessp"](x0, p),
+    np.testing.assert_allclose(method_table.objective_kwargs(tf, "newton-cg", x0, ())["hessp"](x0, p),
                                so.rosen_hess_prod(x0, p), rtol=1e-13, atol=1e-10)
 
 
@@ -57,7 +57,7 @@ def test_trust_constr_gets_constraint_jacobians_and_hessians():
 
     def c(x):  # a chain of equality constraints: sparse Jacobian, diagonal Hessians
         return x[1:] ** 2 - x[:-1]
-    con = sd.with_derivatives(so.NonlinearConstraint(c, 0.0, 0.0), "trust-constr",
+    con = method_table.with_derivatives(so.NonlinearConstraint(c, 0.0, 0.0), "trust-constr",
                               np.ones(n) * 0.3)
     x, v = np.linspace(0.1, 1, n), np.linspace(-1, 1, n - 1)
     jac = con.jac(x)
@@ -66,7 +66,7 @@ def test_trust_constr_gets_constraint_jacobians_and_hessians():
     h = con.hess(x, v)
     assert sp.issparse(h)
     np.testing.assert_allclose(h.diagonal(), np.concatenate([[0.0], 2 * v]), rtol=1e-14)
-    dict_con = sd.with_derivatives({"type": "ineq", "fun": lambda x: x[0] * x[1] - 1.0},
+    dict_con = method_table.with_derivatives({"type": "ineq", "fun": lambda x: x[0] * x[1] - 1.0},
                                    "trust-constr", np.ones(2))
     assert isinstance(dict_con, so.NonlinearConstraint) and dict_con.lb == 0.0
     np.testing.assert_allclose(dict_con.hess(np.ones(2), np.array([2.0])),

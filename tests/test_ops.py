@@ -22,7 +22,7 @@ import scipy.special as sp
 
 import jittape
 from jittape.derivatives import jacobians
-from jittape.sweeps import opsets as sweeps
+from jittape.sweeps import opsets
 from jittape.sweeps import tiers
 from jittape.sweeps.codegen import branch, has_second_order
 from jittape.ops import codes as K
@@ -286,7 +286,7 @@ def _tiers(t):
     """The tape's sweeps over its records (jittape.sweeps.regions.Run), compiled and interpreted
     (jittape.sweeps.tiers: the same generated source run by CPython while Numba compiles), or None
     for the interpreted ones if its rules call LAPACK drivers (compiled only)."""
-    compiled = sweeps.for_tape(t)
+    compiled = opsets.for_tape(t)
     if tiers.interpreted(compiled.codes, "forward_sweep") is None:
         return Run(t, compiled), None
 
@@ -297,7 +297,7 @@ def _tiers(t):
             return out
         return call
     return Run(t, compiled), Run(t, SimpleNamespace(
-        **{what: interpreted(what) for what in sweeps.FUNCTIONS}))
+        **{what: interpreted(what) for what in opsets.FUNCTIONS}))
 
 
 def _check_interpreted_tier(spec, tape):

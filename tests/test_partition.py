@@ -6,9 +6,9 @@ import pytest
 
 from jittape import demo
 from jittape.sweeps import codegen
-from jittape.sweeps import disk_cache as jitcache
-from jittape.sweeps import parts_runtime as partcall
-from jittape.sweeps import parts_source as partition
+from jittape.sweeps import disk_cache
+from jittape.sweeps import parts_runtime
+from jittape.sweeps import parts_source
 from jittape.ops import OPS
 from jittape.api.tape import record
 from jittape.sweeps.opsets import FUNCTIONS, with_leaves
@@ -23,7 +23,7 @@ def _module(ops, part_lines, monkeypatch, python=False):
     monkeypatch.setattr(codegen, "PART_LINES", part_lines)
     if python:  # the interpreted tier's module
         return _exec(codegen.sweep_source(ops, cache=False, python=True))
-    return jitcache.load("jittape_sweeps", lambda cache: codegen.sweep_source(ops, cache=cache))
+    return disk_cache.load("jittape_sweeps", lambda cache: codegen.sweep_source(ops, cache=cache))
 
 
 def _exec(source):
@@ -67,8 +67,8 @@ def test_parts_give_the_results_of_one_function(monkeypatch, python):
     for what in FUNCTIONS:
         assert len(codegen.sweep_parts(what[:-len("_sweep")], ops)) > 2, what
     if not python:
-        assert isinstance(split.reverse_sweep, partcall.Partwise)
-        assert not isinstance(whole.reverse_sweep, partcall.Partwise)
+        assert isinstance(split.reverse_sweep, parts_runtime.Partwise)
+        assert not isinstance(whole.reverse_sweep, parts_runtime.Partwise)
     with np.errstate(all="ignore"):
         for a, b in zip(_run(whole, t, tape.out_id), _run(split, t, tape.out_id)):
             np.testing.assert_array_equal(a, b)
@@ -92,7 +92,7 @@ def test_part_dispatch_covers_every_op():
         assert {op.name for op in hot} == set(codegen.HOT)
         assert all(w <= codegen.PART_LINES for p, w in parts if len(p) > 1)
         firsts = [p[0].code for p, _ in parts]
-        lines = partition.dispatch_lines(lambda m: f"r = {m}", firsts)
+        lines = parts_source.dispatch_lines(lambda m: f"r = {m}", firsts)
         pick = _exec("def pick(opc):\n" + "".join(f"    {ln}\n" for ln in lines) +
                      "    return r\n").pick
         for m, (part, _) in enumerate(parts):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape.compiler import kernel as compiler
+from jittape.compiler import kernel
 from jittape.ops import OPS
 from jittape.testing import check_grads
 
@@ -74,7 +74,7 @@ def test_a_large_strided_slice_stores_a_few_integers():
 def test_the_compiled_kernel_reads_views_in_place():
     f = VIEWS[3][1]
     x = RNG.standard_normal((5, 6))
-    src = compiler.kernel_source(jittape.record(f, x))
+    src = kernel.kernel_source(jittape.record(f, x))
     body = src.split("# compact value offsets by record id")[1]
     assert "strided_forward" not in body and "pool[" not in body
     assert "j * 2" in src  # A[1:, ::2] is one axis of stride 2

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape.sweeps import opsets as sweeps
+from jittape.sweeps import opsets
 from jittape.sweeps import tiers
 
 
@@ -23,12 +23,12 @@ def fresh(monkeypatch):
     real_submit = tiers.submit
     monkeypatch.setattr(tiers, "submit",
                         lambda fn, *a: real_submit(lambda: (gate.wait(), fn(*a))[1]))
-    monkeypatch.setattr(sweeps, "_ready_in_process", lambda codes, what: False)
+    monkeypatch.setattr(opsets, "_ready_in_process", lambda codes, what: False)
     monkeypatch.setattr(tiers, "_enabled", [True])
 
     def make(tape):
         t = tape.arrays
-        s = sweeps.Sweeps(sweeps.with_leaves(t.op.tolist()))
+        s = opsets.Sweeps(opsets.with_leaves(t.op.tolist()))
         t.sweeps = s
         return s
     yield make, gate

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from ..sweeps import disk_cache as jitcache, regions, tiers
+from ..sweeps import disk_cache, regions, tiers
 from .recording import like_input
 from ..compiler.kernel import CACHED_SECONDS, compile_seconds
 from .._base.errors import GuardFailure
@@ -125,7 +125,7 @@ class FastReplay:
         x0 = np.concatenate([t.val[t.off[i]:t.off[i + 1]] for i in t.inputs])
         module = sys.modules[kernel.py_func.__module__]
         where = " in the background" if tiers.on_compile_thread() else ""
-        jitcache.FirstCall(module, "tape_kernel", f"a compiled tape of {self.n_records} "
+        disk_cache.FirstCall(module, "tape_kernel", f"a compiled tape of {self.n_records} "
                            f"records{where}")(val0.copy(), np.empty(nadj), x0, pool, True)
         self.__dict__.pop("_work", None)  # buffers of another kernel's layout
         self._trial = [math.inf, math.inf, 0] if trial else None

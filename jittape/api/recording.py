@@ -20,7 +20,7 @@ from ..numpy.object_arrays import from_objects
 from .._base.errors import NonScalarOutputError, NotDifferentiableError, clearer
 from ..scipy import special as _scipy_special
 from ..scipy import stats as _scipy_stats
-from ..scipy import composed as _scipy_functions
+from ..scipy import composed as _scipy_composed
 from ..scipy import linalg as _scipy_linalg
 from ..tape.arrays import Recorder
 
@@ -196,7 +196,7 @@ def record_call(f, args, kwargs, argnums, vector_output=False):
     single, nums = normalize_argnums(argnums, len(args))
     _scipy_special.install()  # SciPy imported after jittape: wrap its non-ufunc functions now
     _scipy_stats.install()
-    _scipy_functions.install()
+    _scipy_composed.install()
     _scipy_linalg.install()
     rec = Recorder()
     args = list(args)

@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from ..sweeps import disk_cache as jitcache
+from ..sweeps import disk_cache
 from ..sweeps.codegen import HEADER, helper_source, literal as _lit, rule_args as _args, rule_roots
 from ..optable.table import OPS, codes
 from .fusion import Fused, partial_calls, plan
@@ -276,7 +276,7 @@ def compile_seconds(tape):
     if gen.n_statements > MAX_STATEMENTS:
         return math.inf
     tape._generated = (gen, body)  # what a compile of the tape, likely next, starts from
-    if jitcache.compiled_before("jittape_tape", module_source(tape, body, True, gen.loop_source),
+    if disk_cache.compiled_before("jittape_tape", module_source(tape, body, True, gen.loop_source),
                                 "tape_kernel"):
         return CACHED_SECONDS
     loops = body.count(" for ") + gen.loop_source.count(" for ")
@@ -364,7 +364,7 @@ def compile_tape(tape):
         raise ValueError(f"the tape's kernel would have {gen.n_statements} statements, over "
                          f"jittape.compiler.kernel.MAX_STATEMENTS = {MAX_STATEMENTS}: Numba would "
                          f"compile it for longer than the interpreter needs to replay it")
-    module = jitcache.load("jittape_tape",
+    module = disk_cache.load("jittape_tape",
                            lambda cache: module_source(tape, body, cache, gen.loop_source))
     t = tape.arrays
     offs = np.full(t.n_records, -1, dtype=np.int64)

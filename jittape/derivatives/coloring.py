@@ -20,7 +20,7 @@ pattern's plus ``O(n)``; time is ``sum_i nnz(row_i)^2`` visits (about 1-3 ns eac
 
 import numpy as np
 
-from ..sweeps import disk_cache as jitcache
+from ..sweeps import disk_cache
 
 #: ``sum_i nnz(row_i)^2`` beyond which the coloring is not tried (every column its own
 #: color): about half a minute of coloring at the kernel's rate
@@ -54,11 +54,11 @@ def greedy_columns(row_ptr, row_cols, col_ptr, col_rows, n):
 
 
 def _kernel():
-    module = jitcache.load("jittape_coloring", lambda cache: _KERNEL.format(cache=cache))
+    module = disk_cache.load("jittape_coloring", lambda cache: _KERNEL.format(cache=cache))
     fn = module.greedy_columns
     if fn.signatures:
         return fn
-    return jitcache.FirstCall(module, "greedy_columns", "the column-coloring kernel")
+    return disk_cache.FirstCall(module, "greedy_columns", "the column-coloring kernel")
 
 
 def color_columns(pattern, max_graph=MAX_GRAPH):

@@ -41,7 +41,7 @@ import math
 import re
 
 from ..optable import externals, symbolic
-from . import parts_source as partition
+from . import parts_source
 # helper_source and HELPERS: also what the tape compiler and the tests import from here
 from .helper_source import HELPERS, OUTLINED, names_used, helper_source, rule_lines  # noqa: F401
 from ..optable.table import OPS
@@ -355,7 +355,7 @@ def _parts(sweep, ops, const):
     if sum(w for _, w in items) <= PART_LINES or not rest:  # (only scalar code's ops: one)
         return [], [([op for op, _ in items], sum(w for _, w in items))]
     hot = [op for op, _ in items if op.name in HOT]
-    return hot, partition.split(rest, PART_LINES)
+    return hot, parts_source.split(rest, PART_LINES)
 
 
 def sweep_parts(sweep, ops):
@@ -376,7 +376,7 @@ def _sweep(sweep, ops, const, cache, python=False):
         return "\n".join(head + ["        " + ln for ln in body] + [f"    {ret}"]) + "\n"
     # each part a function of its own, called through its address (jittape.sweeps.parts_source)
     bodies = [_PRELUDE + _branches(sweep, part, const) for part, _ in parts]
-    return partition.partwise_source(
+    return parts_source.partwise_source(
         name, args, doc, ret, bodies, [p[0][0].code for p in parts],
         _PRELUDE + _branches(sweep, hot, const) if hot else [], [op.code for op in hot],
         JIT.format(cache=cache), python)

@@ -12,13 +12,13 @@ import re
 import sys
 
 from .._base import errors
-from ..optable import externals, scalar_special, scalar_math as scalarmath
+from ..optable import externals, scalar_special, scalar_math
 from ..optable.table import OPS
 
 #: Modules whose top-level functions and float constants rules may call by name: the scalar
 #: helpers (SciPy's C functions ``cs_<name>`` too: :mod:`jittape.optable.externals`) and every
 #: module that defines a kernel of the op table.
-HELPER_MODULES = (scalarmath, scalar_special) + tuple(sorted(
+HELPER_MODULES = (scalar_math, scalar_special) + tuple(sorted(
     {sys.modules[k.__module__] for op in OPS
      for k in (op.forward, op.tangent, op.reverse, op.second) if callable(k)},
     key=lambda m: m.__name__))
@@ -50,7 +50,7 @@ OUTLINED = frozenset(n for mod in HELPER_MODULES for n in getattr(mod, "OUTLINED
 #: faster than its size (measured: svd's second-order branch 118 s inlined, 22 s not). The
 #: elementwise rules' scalar helpers are inlined unless OUTLINED.
 INLINE_LINES = 40
-_SCALAR = (scalarmath.__name__, scalar_special.__name__)
+_SCALAR = (scalar_math.__name__, scalar_special.__name__)
 
 
 def _inline_weights():

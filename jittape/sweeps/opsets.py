@@ -21,7 +21,7 @@ before. Hence one module per op set, superset reuse, and ``warmup`` for users wh
 compile at all.
 """
 
-from . import disk_cache as jitcache, tiers
+from . import disk_cache, tiers
 from .codegen import sweep_source
 from ..optable.table import BY_NAME, OPS, swept
 
@@ -59,7 +59,7 @@ class Sweeps:
                 f"{len(names)} ops ({', '.join(names[:6])}, ...)"
             where = " in the background" if tiers.on_compile_thread() else ""
             describe = f"{what.replace('_', ' ')} for {ops}{where}"
-            out = jitcache.FirstCall(module, what, describe)(*args)
+            out = disk_cache.FirstCall(module, what, describe)(*args)
             fn = getattr(module, what)  # steady state: the dispatcher, or a partwise
             setattr(self, what, getattr(fn, "call", None) or fn)  # sweep's bound runner
             return out
@@ -97,7 +97,7 @@ def module(codes):
     m = _MODULES.get(codes)
     if m is None:
         ops = [OPS[c] for c in codes]
-        m = _MODULES[codes] = jitcache.load(
+        m = _MODULES[codes] = disk_cache.load(
             "jittape_sweeps", lambda cache: sweep_source(ops, cache=cache))
     return m
 
@@ -106,15 +106,15 @@ def compiled_on_disk(codes, what):
     stem = _STEMS.get(codes)
     if stem is None:
         ops = [OPS[c] for c in sorted(codes)]
-        stem = _STEMS[codes] = f"jittape_sweeps_{jitcache.digest(sweep_source(ops))}"
-    return (jitcache.cache_dir() / f"{stem}.{what}.ok").exists()
+        stem = _STEMS[codes] = f"jittape_sweeps_{disk_cache.digest(sweep_source(ops))}"
+    return (disk_cache.cache_dir() / f"{stem}.{what}.ok").exists()
 
 
 def _module_for(codes, what):
     """``(codes', module)`` holding sweep ``what`` for ``codes``: the smallest compiled
     superset (in this process, then in the cache directory), else ``codes`` itself."""
     for s in sorted((s for s in _MODULES if codes <= s), key=len):
-        if getattr(_MODULES[s], what).signatures or jitcache.compiled_once(_MODULES[s], what):
+        if getattr(_MODULES[s], what).signatures or disk_cache.compiled_once(_MODULES[s], what):
             return s, _MODULES[s]
     for s in sorted((s for s in _disk_sets() if codes <= s), key=len):
         if compiled_on_disk(s, what):
@@ -125,7 +125,7 @@ def _module_for(codes, what):
 
 def _disk_sets():
     try:
-        text = (jitcache.cache_dir() / _INDEX).read_text()
+        text = (disk_cache.cache_dir() / _INDEX).read_text()
     except OSError:
         return []
     sets = []
@@ -138,7 +138,7 @@ def _disk_sets():
 
 def remember(codes):
     line = ",".join(OPS[c].name for c in sorted(codes))
-    path = jitcache.cache_dir() / _INDEX
+    path = disk_cache.cache_dir() / _INDEX
     try:
         if path.exists() and line in path.read_text().splitlines():
             return
