@@ -44,7 +44,8 @@ def __getattr__(name):
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "sparse_jacobian", "hvp", "hessian",
            "sparse_hessian", "set_quiet", "set_background", "wait_compiled",
            "logsumexp", "record", "taped", "minimize", "least_squares", "load",
-           "Tape", "TapedFunction", "ReplayStats", "primal", "stop_gradient", "custom_vjp", "custom_jvp",
+           "Tape", "TapedFunction", "ReplayStats", "primal", "stop_gradient", "custom_vjp",
+           "custom_jvp",
            "checkpoint", "checkpoint_loop",
            "ActiveConversionError", "GuardFailure", "JittapeError", "NonScalarOutputError",
            "NotDifferentiableError", "TapeFormatError"]

@@ -8,7 +8,7 @@ import pytest
 
 import jittape
 from jittape.compiler import kernel
-from jittape.optable.rules.linalg_kernels import BLAS_MIN
+from jittape.optable.rules.matmul import BLAS_MIN
 
 RNG = np.random.default_rng(12)
 A = RNG.standard_normal((300, 40))  # a data matrix: 12,000 constants

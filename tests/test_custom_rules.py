@@ -326,7 +326,8 @@ def test_several_and_structured_arguments_none_cotangents_and_nondiff_argnums():
 
 
 def test_nested_custom_functions_and_loops_of_calls():
-    from jittape.custom.examples import nested_example as spec_nested  # a custom_jvp inside a custom_vjp's bwd
+    # a custom_jvp inside a custom_vjp's bwd
+    from jittape.custom.examples import nested_example as spec_nested
     x = np.array([0.3, -0.8, 1.2])
     np.testing.assert_allclose(jittape.grad(lambda x: np.sum(spec_nested(x)))(x), 4 * x ** 3)
 

@@ -1,4 +1,5 @@
-"""Graphs of tapes and traced sweeps (jittape.explain.dot, jittape.explain.trace): the DOT text parses and shows the
+"""Graphs of tapes and traced sweeps (jittape.explain.dot, jittape.explain.trace): the DOT text
+parses and shows the
 tape, loops collapse, and the traces end where the real sweeps do."""
 
 import re

@@ -251,3 +251,30 @@ def test_write_replaces_the_text_between_the_markers(tmp_path, capsys):
     assert layers.doc_block(doc) == layers.fenced(root)
     assert doc.read_text().startswith(f"# Doc\n\n{layers.BEGIN}\n```text\nLayers of jittape")
     assert doc.read_text().endswith(f"```\n{layers.END}\n\nAfter.\n")
+
+
+# -- the closers of main's import cycles, put back into a copy of the real tree --------------
+#: (module file, import written inside a function there): each closed a cycle on main
+#: (5d672a6) or imports upward; the checker must refuse every one of them again.
+CLOSERS = [
+    ("optable/callpool.py", "from .table import OPS"),  # callpool.kind_of importing the table
+    ("optable/rules/checkpoint.py", "from ...custom.checkpoint import checkpoint_loop"),
+    ("optable/rules/custom.py", "from ...custom.custom_rules import custom_vjp"),  # specs
+    ("sweeps/opsets.py", "from . import warmup"),  # sweeps <-> warmjobs
+    ("tape/arrays.py", "from ..sweeps.regions import reverse"),  # TapeArrays.reverse
+    ("derivatives/second_order.py", "from ..api.tape import record"),  # vs Tape.hvp
+    ("numpy/ufuncs.py", "from ..scipy.special import install"),  # ufuncs -> scipy_special
+]
+
+
+@pytest.mark.parametrize("module, statement", CLOSERS, ids=[c[0] for c in CLOSERS])
+def test_each_closer_of_mains_cycles_is_refused(tmp_path, module, statement):
+    import shutil
+    root = tmp_path / "jittape"
+    shutil.copytree(layers.ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    assert not layers.problems(root), "the copy of the real tree must be clean to start with"
+    path = root / module
+    path.write_text(path.read_text() + f"\n\ndef _closer():\n    {statement}\n")
+    graph = layers.import_graph(root)
+    found = layers.module_cycles(graph) or layers.upward_imports(graph)
+    assert found, f"{statement} in {module} was not reported"

@@ -48,8 +48,8 @@ def test_what_each_method_is_given():
     assert sp.issparse(h)
     np.testing.assert_allclose(h.toarray(), so.rosen_hess(x0), rtol=1e-13, atol=1e-10)
     p = np.cos(x0)
-    np.testing.assert_allclose(method_table.objective_kwargs(tf, "newton-cg", x0, ())["hessp"](x0, p),
-                               so.rosen_hess_prod(x0, p), rtol=1e-13, atol=1e-10)
+    hessp = method_table.objective_kwargs(tf, "newton-cg", x0, ())["hessp"]
+    np.testing.assert_allclose(hessp(x0, p), so.rosen_hess_prod(x0, p), rtol=1e-13, atol=1e-10)
 
 
 def test_trust_constr_gets_constraint_jacobians_and_hessians():

@@ -1,4 +1,5 @@
-"""Rerolled loops (jittape.compiler.reroll): long scalar tapes compile into loops over index tables and
+"""Rerolled loops (jittape.compiler.reroll): long scalar tapes compile into loops over index
+tables and
 agree with the interpreter, op by op and on whole programs."""
 
 import math

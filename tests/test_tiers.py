@@ -1,4 +1,5 @@
-"""Tiered sweeps (jittape.sweeps.tiers): a small tape runs interpreted while its Numba sweep compiles
+"""Tiered sweeps (jittape.sweeps.tiers): a small tape runs interpreted while its Numba sweep
+compiles
 in the background; a large tape, or an interpreted run that raises, waits for the machine
 code. Every op's interpreted sweeps are checked against the compiled ones in test_ops.py."""
 

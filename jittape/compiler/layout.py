@@ -16,7 +16,8 @@ from .reroll import forwards
 
 class _Kind:
     """The opcodes of the ops that ``pred`` selects, read from the op table when first
-    asked and again after ops are registered at run time (:func:`jittape.optable.table.register`)."""
+    asked and again after ops are registered at run time
+    (:func:`jittape.optable.registry.register`)."""
 
     def __init__(self, pred):
         self.pred, self.n, self.codes = pred, -1, frozenset()

@@ -170,7 +170,8 @@ def body_source(body, inline=False):
     loads = ["        " + line for line in _loads(body, (ROW,), "q")]
     values = ["        " + line for line, _ in fwd]
     stores = [f"        {_at('val', 's', m)} = u{u}" for m, u in enumerate(slots)]
-    stores += [f"        x{c} = u{m[1]}" for c, m in enumerate(body.modes) if column_kind(m) == CARRY]
+    stores += [f"        x{c} = u{m[1]}" for c, m in enumerate(body.modes)
+               if column_kind(m) == CARRY]
     saved = body.saved()
     keep = [f"        {_at('jac', 'p', k)} = u{u}" for k, u in enumerate(saved)]
     f = [f"def rb{b}_f({args}):", *pre, "    for r in range(R):", *head, *loads, *values,

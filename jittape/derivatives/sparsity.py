@@ -149,7 +149,8 @@ def jacobian_sparsity(tape):
 
 def jacobian_coloring(tape):
     """``(pattern, colors)``: the pattern and its column coloring
-    (:func:`jittape.derivatives.coloring.color_columns`), both computed once and kept on the tape."""
+    (:func:`jittape.derivatives.coloring.color_columns`), both computed once and kept on the
+    tape."""
     from .coloring import color_columns
     pattern = jacobian_sparsity(tape)
     if getattr(tape, "_jac_colors", None) is None:

@@ -128,7 +128,8 @@ def ops_markdown():
     for module, functions in SCIPY_FUNCTIONS.items():
         for name, handler in functions.items():
             entries[f"{module}.{name}"] = _composed(handler)
-    entries["scipy.special.logsumexp"] = "composed (`jittape.numpy.all_handlers.logsumexp`): max-shifted"
+    entries["scipy.special.logsumexp"] = ("composed (`jittape.numpy.all_handlers.logsumexp`): "
+                                          "max-shifted")
     for name in sorted(entries):
         lines.append(f"| `{name}` | {entries[name].replace('|', '&#124;')} |")
     lines += ["", "Python operators on active values: `+ - * / ** @`, unary `-`, `abs()`, "

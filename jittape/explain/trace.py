@@ -293,7 +293,8 @@ def _reverse_steps(t, last, val, adj, scratch):
             run.reverse(val, scratch, i, i + 1)
             run.reverse(val, adj, i, i + 1)  # the accumulation itself
             if np.any(adj[o:p] != 0.0):
-                steps.append(AdjointStep(i, op.name, operation(t, i), op.rule, slot_value(t, adj, i),
+                steps.append(AdjointStep(i, op.name, operation(t, i), op.rule,
+                                         slot_value(t, adj, i),
                                          tuple((j, slot_value(t, scratch, j)) for j in ids)))
     return steps
 

@@ -92,7 +92,8 @@ def slogdet(a):
     sign, logdet = np.asarray(sign, np.float64), np.asarray(logdet, np.float64)
     rec = linalg_record(K.SLOGDET, a, value=np.concatenate([sign.ravel(), logdet.ravel()]),
                   pool=(v.shape[-1], 0))
-    return np.linalg._linalg.SlogdetResult(flat_part(rec, 0, sign), flat_part(rec, sign.size, logdet))
+    return np.linalg._linalg.SlogdetResult(flat_part(rec, 0, sign),
+                                           flat_part(rec, sign.size, logdet))
 
 
 def det(a):

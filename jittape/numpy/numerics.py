@@ -77,7 +77,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     if np.iscomplexobj(primal_array(fp)):
         unsupported("interp", "complex 'fp'", "interpolate the real and imaginary parts")
     prim = [None if v is None else primal_array(v) for v in (left, right)]
-    expected = np.interp(primal_array(x), primal_array(xp), primal_array(fp), *prim, period)  # NumPy's errors
+    expected = np.interp(primal_array(x), primal_array(xp), primal_array(fp),  # NumPy's errors
+                         *prim, period)
     t = tape_of(x, xp, fp, left, right)
     if period is not None:
         x, xp, fp = _interp_period(x, xp, fp, period)

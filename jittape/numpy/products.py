@@ -86,7 +86,8 @@ def inner(a, b):
     if np.ndim(primal_array(a)) == 0 or np.ndim(primal_array(b)) == 0:
         return a * b
     if np.shape(primal_array(a))[-1] != np.shape(primal_array(b))[-1]:
-        np.inner(shape_probe(np.shape(primal_array(a))), shape_probe(np.shape(primal_array(b))))  # raises
+        np.inner(shape_probe(np.shape(primal_array(a))),  # raises
+                 shape_probe(np.shape(primal_array(b))))
     return tensordot(a, b, axes=([-1], [-1]))
 
 

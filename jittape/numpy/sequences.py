@@ -56,8 +56,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     the (active) step. NumPy's branch for a zero step (``y / div * delta``) is taken by a
     guarded test. Only float64 ``dtype``."""
     refuse_active("linspace", num=num, axis=axis)
-    expected = np.linspace(primal_array(start), primal_array(stop), num, endpoint, retstep, dtype, axis,
-                           device=device)  # NumPy's errors and shapes
+    expected = np.linspace(primal_array(start), primal_array(stop), num, endpoint, retstep,
+                           dtype, axis, device=device)  # NumPy's errors and shapes
     check_dtype("linspace", dtype)
     num = operator.index(num)
     if num == 0:
@@ -88,7 +88,8 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
     ``base`` a scalar, or an array that broadcasts as in NumPy."""
     refuse_active("logspace", num=num, axis=axis)
-    np.logspace(primal_array(start), primal_array(stop), num, endpoint, primal_array(base), dtype, axis)
+    np.logspace(primal_array(start), primal_array(stop), num, endpoint, primal_array(base), dtype,
+                axis)
     check_dtype("logspace", dtype)
     if not isinstance(base, (float, int)) and np.ndim(primal_array(base)):
         nd = np.broadcast(primal_array(start), primal_array(stop), primal_array(base)).ndim

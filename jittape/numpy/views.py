@@ -23,7 +23,8 @@ import weakref
 import numpy as np
 
 from . import dispatch
-from .active import Active, Predicate, new_active, tape_of, broadcast_to, flat_index, gather, reshape
+from .active import (Active, Predicate, new_active, tape_of, broadcast_to, flat_index, gather,
+                     reshape)
 from .._base.errors import NotDifferentiableError
 from ..optable.table import codes as K
 from .shaping import (concrete_key, const_array, rearrange, take_flat, with_extra, probe, strided,

@@ -99,7 +99,7 @@ class Spec:
     ``fn`` (optional) is a NumPy expression that records the op; by default the op's first
     NumPy callable applied to the arguments. An op recorded only through a layer above the
     table (custom rules, checkpoints) names its expression by dotted path instead
-    (``"jittape.custom.examples.checkpoint_call"``), resolved by :attr:`function`: the table
+    (``"jittape.custom.examples.checkpoint_example"``), resolved by :attr:`function`: the table
     imports nothing above it.
     """
 

@@ -81,7 +81,8 @@ def call_arguments(t, i):
 
 def in_regions(t):
     """Boolean per record of tape arrays ``t``: inside a region (its marker included), the
-    records that the ordinary sweeps jump over (custom rules, :mod:`jittape.custom.custom_rules`)."""
+    records that the ordinary sweeps jump over (custom rules,
+    :mod:`jittape.custom.custom_rules`)."""
     import numpy as np
     inside = np.zeros(t.n_records, bool)
     for code in {op.code for op in OPS if op.kind == REGION}:

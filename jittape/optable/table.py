@@ -14,21 +14,21 @@ from .rules import checkpoint as CP
 from .rules import custom as CU
 from .rules import decomp as D2
 from .rules import elementwise as E
-from .rules import linalg_kernels as L
 from .rules import linalg as L2
 from .rules import matfuncs as MF
+from .rules import matmul as MM
 from .rules import signal as SIG
 from .rules import special as SP
 from .entry import leaf
-from .registry import (BY_NAME, OPS, SCIPY_UFUNC_OPCODES, UFUNC_OPCODES, call_arguments,  # noqa: F401
-                       codes, format_table, in_regions, is_leaf, kind_of, operands, register,
-                       swept)
+from .registry import (BY_NAME, OPS, SCIPY_UFUNC_OPCODES, UFUNC_OPCODES,  # noqa: F401
+                       call_arguments, codes, format_table, in_regions, is_leaf, kind_of,
+                       operands, register, swept)
 
 _ENTRIES = (
     [leaf("input", "leaf: the adjoint accumulated here is the gradient"),
      leaf("const", "leaf: constants get no derivative")]
     + E.UNARY_OPS + E.CONST_OPS + E.BINARY_OPS + E.COMPARE_OPS + [E.WHERE]
-    + A.INDEXING_OPS + A.REDUCTION_OPS + [L.MATMUL] + A.CONTROL_OPS
+    + A.INDEXING_OPS + A.REDUCTION_OPS + [MM.MATMUL] + A.CONTROL_OPS
     + E.MORE_UNARY_OPS + E.MORE_BINARY_OPS + A.SCAN_OPS + L2.LINALG_OPS + E.LAST_BINARY_OPS
     + SIG.NUMERIC_OPS
     + SP.SPECIAL_OPS

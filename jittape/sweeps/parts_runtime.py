@@ -1,4 +1,5 @@
-"""The run-time side of multi-part sweeps (:mod:`jittape.sweeps.parts_source`): :func:`call_part`, the
+"""The run-time side of multi-part sweeps (:mod:`jittape.sweeps.parts_source`):
+:func:`call_part`, the
 runner's call of a part through its address, and :class:`Partwise`, the sweep object that
 compiles the parts and binds their addresses to the runner. Only generated modules import
 this (generating sources imports no Numba machinery, hence no SciPy)."""

@@ -1,11 +1,11 @@
 """Warm-up: compile the sweeps of an op set ahead of time (:func:`warmup`), on several cores
 (``warmup(jobs=N)``) or in shares between processes.
 
-Not the default: measured on 2 cores shared with other jobs, all four all-op sweeps took
-326 s of CPU, 10:46 wall and 1.4 GB in one process (load 3.5-5), and 551 s of CPU, 16:42
-wall and 2.0 GB summed in two (load 2-10): each worker imports Numba, compiles the
-helpers its parts call (again) and loads every part from the cache to link the runner.
-On an idle machine two processes may still gain something; ``-j N`` is for trying it.
+Several processes are not the default: measured on 2 cores shared with other jobs, all four
+all-op sweeps took 326 s of CPU, 10:46 wall and 1.4 GB in one process (load 3.5-5), and 551 s of
+CPU, 16:42 wall and 2.0 GB summed in two (load 2-10): each worker imports Numba, compiles the
+helpers its parts call (again) and loads every part from the cache to link the runner. On an
+idle machine two processes may still gain something; ``-j N`` is for trying it.
 
 Numba compiles under the GIL, so only processes compile in parallel. A large op set's sweep is
 split into part functions (:mod:`jittape.sweeps.parts_source`), each with its own entry in

@@ -121,7 +121,8 @@ class TapeArrays:
         self.op, self.a, self.b, self.k, self.c, self.off = op, a, b, k, c, off
         self.pool, self.val, self.shapes, self.inputs = pool, val, shapes, inputs
         self.sweeps = None  # the compiled sweeps of this tape's op set, found on first use
-        self.calls = None  # its custom rules' records (jittape.sweeps.regions.calls), found likewise
+        # its custom rules' records (jittape.sweeps.regions.calls), found likewise
+        self.calls = None
 
     def __getstate__(self):  # compiled sweeps are machine code: found again after unpickling
         return {s: getattr(self, s) for s in self.__slots__ if s not in ("sweeps", "calls")}

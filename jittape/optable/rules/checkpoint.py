@@ -269,10 +269,12 @@ CHECKPOINT_OPS = [
          "reverse: the step's adjoint per step in the order of a binomial checkpointing "
          "schedule, recomputing from snapshots (jittape.checkpoint_loop)",
          loop_forward, loop_tangent, loop_reverse, None, loop_check,
-         spec=Spec(shapes=(((3,), (3,)), ((), ())), fn="jittape.custom.examples.checkpoint_loop_example"), label=callpool.label,
+         spec=Spec(shapes=(((3,), (3,)), ((), ())),
+                   fn="jittape.custom.examples.checkpoint_loop_example"), label=callpool.label,
          no_second=_NO_SECOND),
     call("checkpoint", "y = g(x); g's records in a region, shared by the calls of g that "
          "record alike, run again by the reverse rule (jittape.checkpoint)", call_forward,
          call_tangent, call_reverse, call_hvp, call_check,
-         spec=Spec(shapes=(((3,), (3,)), ((), ())), fn="jittape.custom.examples.checkpoint_example"), label=callpool.label),
+         spec=Spec(shapes=(((3,), (3,)), ((), ())),
+                   fn="jittape.custom.examples.checkpoint_example"), label=callpool.label),
 ]

@@ -1,4 +1,5 @@
-"""Op table entries of custom derivative rules (:mod:`jittape.custom.custom_rules`): regions and calls.
+"""Op table entries of custom derivative rules (:mod:`jittape.custom.custom_rules`): regions
+and calls.
 
 A custom rule is recorded as ordinary records plus five ops (the convention of regions and
 calls is explained once in :mod:`jittape.optable.entry`). ``y = f(x_1, ..., x_n)`` with
@@ -206,16 +207,19 @@ CUSTOM_OPS = [
                spec=Spec(shapes=(((4,),),), fn="jittape.custom.examples.nested_example")),
     region("custom_begin", "marks a region (a custom rule's bwd or jvp, a checkpointed "
            "loop's step, recorded); the sweeps skip it up to its owner (k), whose rule runs it",
-           check=custom_begin_check, spec=Spec(shapes=_PAIRS, fn="jittape.custom.examples.jvp_example")),
+           check=custom_begin_check,
+           spec=Spec(shapes=_PAIRS, fn="jittape.custom.examples.jvp_example")),
     structured("custom_slot", [], "the cotangent (custom_vjp) or a tangent (custom_jvp) of "
                "a region, set by its rule before it runs the region", None,
-               arity=0, check=custom_slot_check, spec=Spec(shapes=(((3,),),), fn="jittape.custom.examples.nested_example")),
+               arity=0, check=custom_slot_check,
+               spec=Spec(shapes=(((3,),),), fn="jittape.custom.examples.nested_example")),
     call("custom_vjp", "y = fwd(x)[0]; xbar += bwd(residuals, ybar), bwd recorded and run "
          "by the forward sweep over the region (jittape.custom_vjp)", custom_forward,
          custom_vjp_tangent, custom_vjp_reverse, custom_vjp_hvp,
          _check_call(lambda n: [(n + 1, 0)],
                      lambda n: [(n + 2 + q, 1 + q, False) for q in range(n)]),
-         spec=Spec(shapes=_PAIRS, fn="jittape.custom.examples.vjp_example"), no_forward=_NO_FORWARD, label=callpool.label),
+         spec=Spec(shapes=_PAIRS, fn="jittape.custom.examples.vjp_example"), no_forward=_NO_FORWARD,
+         label=callpool.label),
     call("custom_jvp", "ydot = jvp(x, xdot)[1], recorded and run by the forward sweep over "
          "the region; xbar += its transpose applied to ybar (jittape.custom_jvp)",
          custom_forward, custom_jvp_tangent, custom_jvp_reverse, custom_jvp_hvp,
