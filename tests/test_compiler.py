@@ -233,3 +233,66 @@ def test_an_unpickled_compiled_tape_compiles_again_when_hot(compiles):
     tape.gradient(x)
     tiers.wait_compiled()
     assert tape.compiled and len(compiles) == 2
+
+
+def test_a_kernel_whose_compile_process_failed_stays_interpreted_with_a_notice(
+        compiles, monkeypatch, capfd):
+    from concurrent.futures import Future
+    from jittape.sweeps import compile_process, disk_cache
+
+    def failing(job):
+        out = Future()
+        out.set_exception(compile_process.CompileProcessError("planted"))
+        return out
+    monkeypatch.setattr(compile_process, "submit", failing)
+    monkeypatch.setattr(compile_process, "cores", lambda: 2)
+    monkeypatch.setattr(tiers, "_enabled", [True])
+    monkeypatch.setattr(disk_cache, "_quiet", [False])
+    monkeypatch.setattr(disk_cache, "compiled_once", lambda module, what: False)  # cold
+    x = np.linspace(-1, 1, 30)
+    tape = jittape.record(rosen, x)
+    for k in range(4):
+        np.testing.assert_allclose(tape.gradient(x + k), jittape.grad(rosen)(x + k), rtol=1e-12)
+    assert not tape.compiled and len(compiles) == 1
+    assert "failed in the compile process (planted); it stays interpreted" in \
+        capfd.readouterr().err
+
+
+def test_a_tape_hot_in_several_threads_at_once_tiers_up_once(compiles, monkeypatch):
+    import threading
+    import time
+    import jittape.api.fastpath as F
+
+    def slow_hot(tape):  # every thread finds the tape hot before any of them claims it
+        time.sleep(0.05)
+        return True
+    monkeypatch.setattr(F.FastReplay, "_hot", slow_hot)
+    x = np.linspace(-1, 1, 30)
+    tape = jittape.record(rosen, x)
+    tape.gradient(x)  # the uncounted first replay
+    start = threading.Barrier(8)
+
+    def replay():
+        start.wait()
+        for _ in range(3):
+            tape.gradient(x)
+    threads = [threading.Thread(target=replay) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    tiers.wait_compiled()
+    assert len(compiles) == 1 and tape.compiled
+    np.testing.assert_allclose(tape.gradient(x), jittape.grad(rosen)(x), rtol=1e-12)
+
+
+def test_a_size_one_view_of_a_size_one_record_compiles():
+    """Regression (found by the fuzzer once tapes tier up at their second replay): the median
+    of one element is a slice of a slice of its sort, both of size 1; the kernel read the
+    inner one from a buffer slot it does not have (KeyError while generating)."""
+    def f(x):
+        return np.sum(np.sin(np.median(np.sin(x), axis=None)))
+    for x in (np.array([0.55]), np.array([0.3, 0.9, 0.1])):
+        compiled = jittape.record(f, x).compile()
+        np.testing.assert_allclose(compiled.gradient(1.1 * x), jittape.grad(f)(1.1 * x),
+                                   rtol=1e-13)

@@ -7,25 +7,37 @@ import os
 import subprocess
 import sys
 import threading
+from concurrent.futures import Future
 
 import numpy as np
 import pytest
 
 import jittape
-from jittape.sweeps import opsets
-from jittape.sweeps import tiers
+from jittape.sweeps import compile_process, opsets, tiers
 
 
 @pytest.fixture
 def fresh(monkeypatch):
-    """A Sweeps object whose machine code counts as not ready in this process, and a gate
-    that holds its background compile until the test opens it."""
+    """A Sweeps object whose machine code counts as not ready (in this process or in the
+    cache), and a gate that holds its compile in the compile process until the test opens
+    it."""
     gate = threading.Event()
-    real_submit = tiers.submit
-    monkeypatch.setattr(tiers, "submit",
-                        lambda fn, *a: real_submit(lambda: (gate.wait(), fn(*a))[1]))
-    monkeypatch.setattr(opsets, "_ready_in_process", lambda codes, what: False)
+    real_submit = compile_process.submit
+
+    def held(job):
+        out = Future()
+
+        def relay():
+            gate.wait()
+            done = real_submit(job)
+            error = done.exception()
+            out.set_exception(error) if error else out.set_result(done.result())
+        threading.Thread(target=relay, daemon=True).start()
+        return out
+    monkeypatch.setattr(compile_process, "submit", held)
+    monkeypatch.setattr(opsets.Sweeps, "_ready", lambda self, what: False)
     monkeypatch.setattr(tiers, "_enabled", [True])
+    monkeypatch.setattr(compile_process, "cores", lambda: 2)
 
     def make(tape):
         t = tape.arrays
@@ -115,3 +127,70 @@ def test_cold_process_answers_before_its_compile_finishes(tmp_path):
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["1", "0"]  # a compile under way at the first gradient
     assert list((tmp_path / "jt").glob("*.reverse_sweep.ok"))  # and finished, cached
+
+
+# --- the compile process (jittape.sweeps.compile_process) ----------------------------------
+def test_a_job_that_raises_in_the_compile_process_is_reported(tmp_path):
+    tiers.wait_compiled()
+    bad = tmp_path / "jittape_sweeps_broken.py"
+    bad.write_text("raise ImportError('planted failure')\n")
+    job = compile_process.submit({"kind": "sweep", "path": str(bad), "what": "reverse_sweep"})
+    with pytest.raises(compile_process.CompileProcessError, match="planted failure"):
+        job.result(timeout=120)
+    odd = compile_process.submit({"kind": "nonsense", "path": str(bad)})
+    with pytest.raises(compile_process.CompileProcessError, match="nonsense"):
+        odd.result(timeout=120)
+
+
+def test_a_compile_process_that_dies_fails_its_jobs_and_the_next_job_starts_another(tmp_path):
+    import signal
+    import time
+    tiers.wait_compiled()
+    slow = tmp_path / "jittape_sweeps_slow.py"
+    slow.write_text("import time\ntime.sleep(120)\n")
+    job = compile_process.submit({"kind": "sweep", "path": str(slow), "what": "reverse_sweep"})
+    pid = compile_process.pid()
+    time.sleep(0.5)
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises(compile_process.CompileProcessError, match="died"):
+        job.result(timeout=120)
+    bad = tmp_path / "jittape_sweeps_broken.py"
+    bad.write_text("raise ImportError('second worker')\n")
+    again = compile_process.submit({"kind": "sweep", "path": str(bad), "what": "reverse_sweep"})
+    with pytest.raises(compile_process.CompileProcessError, match="second worker"):
+        again.result(timeout=120)
+    assert compile_process.pid() not in (None, pid)
+
+
+def test_a_sweep_whose_compile_process_failed_compiles_here_with_a_notice(fresh, monkeypatch,
+                                                                         capfd):
+    from jittape.sweeps import disk_cache
+    make, gate = fresh
+
+    def failing(job):
+        out = Future()
+        out.set_exception(compile_process.CompileProcessError("planted"))
+        return out
+    monkeypatch.setattr(compile_process, "submit", failing)
+    monkeypatch.setattr(disk_cache, "_quiet", [False])
+    f = lambda x: np.sum(np.cos(x) * x)  # noqa: E731
+    x = np.linspace(0.1, 1.0, 7)
+    tape = jittape.record(f, x)
+    s = make(tape)
+    np.testing.assert_allclose(tape.gradient(x), np.cos(x) - x * np.sin(x), rtol=1e-13)
+    assert hasattr(s.reverse_sweep, "signatures")  # compiled (loaded) here, after the failure
+    assert "the compile process failed on the reverse sweep (planted)" in capfd.readouterr().err
+    np.testing.assert_allclose(tape.gradient(x + 1), np.cos(x + 1) - (x + 1) * np.sin(x + 1),
+                               rtol=1e-13)
+
+
+def test_one_core_and_an_unwritable_cache_compile_in_the_foreground(monkeypatch):
+    from jittape.sweeps import disk_cache
+    monkeypatch.setattr(tiers, "_enabled", [True])
+    monkeypatch.setattr(compile_process, "cores", lambda: 2)
+    assert tiers.in_process()
+    monkeypatch.setattr(compile_process, "cores", lambda: 1)
+    assert not tiers.in_process()
+    monkeypatch.setattr(compile_process, "cores", lambda: 2)
+    monkeypatch.setattr(disk_cache, "_memory_only", [True])
+    assert not tiers.in_process()

@@ -1,14 +1,18 @@
 """The replay path of scalar-output tapes: per-thread work buffers, the interpreter's
 one-call replay, the compiled kernel, and when a tape moves from one to the other.
 
-A tape replays through the Numba sweeps (the interpreter) until its replays have cost more than
-compiling it would (:func:`jittape.compiler.kernel.compile_seconds`), then compiles once on the
-background compile thread (:func:`jittape.sweeps.tiers.tier_up`), the tiering rule of JIT
-compilers (HotSpot, V8): compiling never costs more than about twice what it saves. The first
-replay (which may compile the sweeps) is not counted, and at least :data:`TRIAL` are before a
-compile; the first :data:`TRIAL` compiled replays are then timed against the fastest interpreted
-one, and the kernel is dropped if it lost: interpreting a tape of a few large array records (a
-data matrix, BLAS products) can beat the generated kernel.
+A tape replays through the Numba sweeps (the interpreter) until it is hot (:meth:`_hot`),
+then compiles once into a kernel of its own (:mod:`jittape.compiler.kernel`): at once if the
+kernel's machine code is in the cache (the load costs less than the replays it speeds up),
+else in the compile process (:mod:`jittape.sweeps.compile_process`, so that the caller's
+replays go on meanwhile without sharing the GIL with Numba) once the interpreted replays have
+cost what the caller will pay for it, and the next replay after that loads it. Without the
+compile process, the tiering rule of JIT compilers (HotSpot, V8): compile once the replays
+have cost more than the compile would, so that compiling never costs more than about twice
+what it saves. The first replay (which may compile the sweeps) is not counted. The first
+:data:`TRIAL` compiled replays are then timed against the fastest interpreted one, and the
+kernel is dropped if it lost: interpreting a tape of a few large array records (a data matrix, BLAS products) can
+beat the generated kernel.
 """
 
 import math
@@ -86,11 +90,13 @@ class FastReplay:
     _spent = 0.0  # their seconds, the first one's excepted
     _best = (math.inf, math.inf)  # fastest interpreted replay: (value only, with gradient)
     _tried = False  # a compile was started or refused: never again by itself
+    _pending_kernel = None  # (Future, kernel) of a compile in the compile process
     _cost = None  # estimated compile seconds, computed once the tape has cost the minimum
     _trial = None  # [fastest value-only, fastest gradient, calls] of a kernel on trial
     lost_trial = None  # (kernel, interpreter) fastest replays, if the interpreter won
 
-    _TRANSIENT = ("_work", "_val0_owner", "_kernel", "_trial", "_generated")
+    _TRANSIENT = ("_work", "_val0_owner", "_kernel", "_trial", "_generated", "_pending_kernel",
+                  "_tier_claim")
     _TIERING = ("_timed", "_spent", "_best", "_tried", "_cost", "lost_trial")
 
     def __getstate__(self):
@@ -119,17 +125,65 @@ class FastReplay:
         return self
 
     def _install(self, trial):
+        self._activate(self._kernel_module(), trial)
+
+    def _kernel_module(self):
+        """``(kernel, val0, pool, nadj)`` of the tape's compiled kernel: its module generated,
+        written to the cache and imported, its machine code not yet loaded."""
         from ..compiler.kernel import compile_tape
-        kernel, val0, pool, nadj = compile_tape(self)
+        return compile_tape(self)
+
+    def _activate(self, kernel, trial):
+        """Load (or compile, here) ``kernel``'s machine code; later replays run it."""
+        if self._kernel is not None:
+            return
         t = self.arrays
         x0 = np.concatenate([t.val[t.off[i]:t.off[i + 1]] for i in t.inputs])
-        module = sys.modules[kernel.py_func.__module__]
-        where = " in the background" if tiers.on_compile_thread() else ""
+        module = sys.modules[kernel[0].py_func.__module__]
         disk_cache.FirstCall(module, "tape_kernel", f"a compiled tape of {self.n_records} "
-                           f"records{where}")(val0.copy(), np.empty(nadj), x0, pool, True)
+                             f"records")(kernel[1].copy(), np.empty(kernel[3]), x0, kernel[2],
+                                         True)
         self.__dict__.pop("_work", None)  # buffers of another kernel's layout
         self._trial = [math.inf, math.inf, 0] if trial else None
-        self._kernel = (kernel, val0, pool, nadj)  # last: replays in other threads see it
+        self._kernel = kernel  # last: replays in other threads see it
+
+    def _tier_up(self, asked):
+        """Compile the tape (once: the caller claimed it): ``asked`` (``auto_compile=True``)
+        here and now, else in the compile process (:mod:`jittape.sweeps.compile_process`)
+        unless its machine code is in the cache already, which loads here at once."""
+        what = f"a tape of {self.n_records} records"
+        try:
+            kernel = self._kernel_module()
+            module = sys.modules[kernel[0].py_func.__module__]
+            if asked or not tiers.in_process() or disk_cache.compiled_once(module, "tape_kernel"):
+                return self._activate(kernel, trial=not asked)
+        except ValueError:  # refused by the compiler (too many statements): stays interpreted
+            return
+        except Exception as e:  # noqa: BLE001 (a replay must not fail because a compile did)
+            return disk_cache.notice(f"compiling {what} failed ({type(e).__name__}: {e}); it "
+                                     f"stays interpreted")
+        job = {"kind": "kernel", "path": str(module.__jittape_path__)}
+        self._pending_kernel = (tiers.submit(job, self._finish, what), kernel)
+
+    def _finish(self):
+        """Load the kernel the compile process compiled, or report its failure (the tape
+        then stays interpreted)."""
+        pending = self.__dict__.pop("_pending_kernel", None)
+        if pending is None:
+            return
+        future, kernel = pending
+        tiers.done(future)
+        if future.exception() is not None:
+            return disk_cache.notice(f"compiling a tape of {self.n_records} records failed in "
+                                     f"the compile process ({future.exception()}); it stays "
+                                     f"interpreted")
+        self._activate(kernel, trial=True)
+
+    def _claim(self):
+        """Whether this call claims the tape's one tier-up (atomic: ``dict.setdefault``,
+        several threads may find the tape hot at once)."""
+        token = object()
+        return self.__dict__.setdefault("_tier_claim", token) is token
 
     @property
     def compiled(self):
@@ -234,9 +288,14 @@ class FastReplay:
         """``(failed guard or -1, value, input adjoints or None)`` from the tape's tier."""
         kernel = self._kernel
         if kernel is None:
+            pending = self._pending_kernel
+            if pending is not None and pending[0].done():
+                self._finish()
             if self.auto_compile and not self._tried:
                 return self._timed_interpret(xin, want_grad)
-            return self._interpret(xin, want_grad)
+            if self._kernel is None:
+                return self._interpret(xin, want_grad)
+            kernel = self._kernel
         if not xin.flags.carray:
             xin = xin.copy()  # one Numba specialization: contiguous, writeable float64
         if self._trial is None:
@@ -255,18 +314,31 @@ class FastReplay:
         if dt < self._best[want_grad]:
             self._best = (dt, self._best[1]) if not want_grad else (self._best[0], dt)
         asked = self.auto_compile is True  # asked for: now, after the first replay, kept
-        if asked or (self._timed > TRIAL and self._hot()):
+        if not self._tried and (asked or self._hot()) and self._claim():
             self._tried = True
-            tiers.tier_up(self._install, not asked, what=f"a tape of {self.n_records} records",
-                          now=asked)
+            self._tier_up(asked)
         return out
 
     def _hot(self):
+        """Whether the tape compiles now, from what its interpreted replays cost so far and
+        what its compile is estimated to cost the caller (:func:`compile_seconds`, computed
+        at the second replay): a kernel in the cache loads at once (a load is cheaper than
+        the replays it speeds up, and a script that warms up with a few calls then runs the
+        fastest form); a cold kernel compiles in the compile process once the replays have
+        cost the final load (:data:`CACHED_SECONDS`) and a tenth of the compile, which then
+        costs the caller nothing else; without the process, once they cost the compile."""
+        if self._cost is None:
+            try:
+                self._cost = compile_seconds(self)
+            except Exception as e:  # noqa: BLE001 (a replay must not fail because a compile did)
+                self._cost = math.inf
+                disk_cache.notice(f"compiling a tape of {self.n_records} records failed "
+                                  f"({type(e).__name__}: {e}); it stays interpreted")
+        if self._cost <= CACHED_SECONDS:
+            return True
         if self._spent <= CACHED_SECONDS:
             return False  # (cheap: most calls stop here)
-        if self._cost is None:
-            self._cost = compile_seconds(self)
-        return self._spent > self._cost
+        return self._spent > (0.1 * self._cost if tiers.in_process() else self._cost)
 
     def _timed_kernel(self, kernel, xin, want_grad):
         """A compiled replay on trial against the interpreter (see :data:`TRIAL`)."""

@@ -169,7 +169,11 @@ class _Gen(Layout, Rerolling):
         rev = []
         if self._buffer_consumers(i):
             rev.append((0, f"g{i} += adj[{self.bo[i]}]"))
-        if op.fusion == "slice":  # x[i] of an array: read straight from the value buffer
+        if op.fusion == "slice" and self._scalar(a) and a not in self.bo and a not in self.xp:
+            self.F(f"v{i} = v{a}")  # a size-1 view of a size-1 record: that record's local
+            if not self.is_const(a):
+                rev.append((0, f"g{a} += g{i}"))
+        elif op.fusion == "slice":  # x[i] of an array: read straight from the value buffer
             self.F(f"v{i} = {self.V(a, k)}")
             if not self.is_const(a):  # constants get no adjoint slot
                 rev.append((0, f"{self.A(a, k)} += g{i}"))

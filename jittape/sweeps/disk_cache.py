@@ -33,6 +33,12 @@ def set_quiet(quiet=True):
     _quiet[0] = bool(quiet)
 
 
+def memory_only():
+    """Whether generated modules are compiled in memory (the cache directory proved
+    unwritable): nothing of them reaches the disk, or another process."""
+    return bool(_memory_only)
+
+
 def cache_dir():
     """The directory holding jittape's generated modules (created on first use)."""
     env = os.environ.get("JITTAPE_CACHE_DIR")
@@ -65,6 +71,20 @@ def _write(path, source):
         return True
     except OSError:
         return False
+
+
+def write(prefix, source):
+    """Write the module ``load(prefix, ...)`` would import from ``source`` without importing
+    it (for the compile process); return its path.
+
+    Raises
+    ------
+    OSError
+        The cache directory is not writable."""
+    path = cache_dir() / f"{prefix}_{digest(source)}.py"
+    if not _write(path, source):
+        raise OSError(f"cannot write {path}")
+    return path
 
 
 def load(prefix, source_for):
@@ -100,6 +120,22 @@ def marker(module, what):
     """The file that records that ``what`` of ``module`` compiled once in this cache."""
     path = getattr(module, "__jittape_path__", None)
     return None if path is None else path.with_name(f"{path.stem}.{what}.ok")
+
+
+def busy_file(path, what):
+    """The file that says a process is compiling ``what`` of the module at ``path`` (it
+    holds the process id: :mod:`jittape.sweeps.compile_worker`)."""
+    return path.with_name(f"{path.stem}.{what}.busy")
+
+
+def compiling_elsewhere(path, what):
+    """The id of a live process compiling ``what`` of the module at ``path``, or None."""
+    try:
+        pid = int(busy_file(path, what).read_text())
+        os.kill(pid, 0)  # (signal 0: only whether it exists)
+    except (OSError, ValueError):
+        return None
+    return pid
 
 
 def compiled_before(prefix, source, what):

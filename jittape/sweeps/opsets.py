@@ -54,30 +54,58 @@ class Sweeps:
     def _first_call(self, what):
         def compiled(*args):
             codes, module = _module_for(self.codes, what)
-            names = [OPS[c].name for c in sorted(codes) if OPS[c].kind != "leaf"]
-            ops = ", ".join(names) if len(names) <= 8 else \
-                f"{len(names)} ops ({', '.join(names[:6])}, ...)"
-            where = " in the background" if tiers.on_compile_thread() else ""
-            describe = f"{what.replace('_', ' ')} for {ops}{where}"
-            out = disk_cache.FirstCall(module, what, describe)(*args)
+            out = disk_cache.FirstCall(module, what, _describe(codes, what))(*args)
             fn = getattr(module, what)  # steady state: the dispatcher, or a partwise
             setattr(self, what, getattr(fn, "call", None) or fn)  # sweep's bound runner
             return out
 
-        def call(*args):  # until the machine code is ready (jittape.sweeps.tiers)
+        def call(*args):  # until the machine code is loaded (jittape.sweeps.tiers)
             job = jobs.get(what)
-            if job is None and tiers.enabled() and tiers.small(args) and \
-                    not _ready_in_process(self.codes, what):
-                job = jobs[what] = tiers.submit(compiled, *tiers.snapshot(args))
-            if job is not None and not job.done() and tiers.small(args):
-                ok, out = tiers.run(self.codes, what, args)
+            if job is None:
+                if not (tiers.small(args) and tiers.in_process()) or self._ready(what):
+                    return compiled(*args)  # cached machine code loads faster than tier 0
+                job = self._submit(what, compiled, tiers.snapshot(args))
+                if job is None:  # the cache directory is not writable
+                    return compiled(*args)
+                jobs[what] = job
+            if not job.done():
+                ok, out = tiers.run(self.codes, what, args) if tiers.small(args) else (0, 0)
                 if ok:
                     return out
-            if job is not None and job.exception() is None:
-                return getattr(self, what)(*args)
-            return compiled(*args)  # also after a failed background compile: its error here
-        jobs = self._jobs
+            if job.exception() is not None and what not in failed:
+                failed.add(what)
+                disk_cache.notice(f"the compile process failed on the {what.replace('_', ' ')}"
+                                  f" ({job.exception()}); compiling it here")
+            tiers.done(job)
+            return compiled(*args)  # loads what the process compiled, or compiles it here
+        jobs, failed = self._jobs, set()
         return call
+
+    def _ready(self, what):
+        """Whether sweep ``what`` has machine code in this process or in the cache (looked
+        up without importing Numba, which a cold compile leaves to the compile process)."""
+        return _ready_in_process(self.codes, what) or any(
+            compiled_on_disk(s, what) for s in _disk_sets() + [self.codes] if self.codes <= s)
+
+    def _submit(self, what, compiled, args):
+        """Compile sweep ``what`` in the compile process (its Future; None if the cache
+        directory is not writable); ``args``: a snapshot of the first call's arguments, for
+        :func:`jittape.sweeps.tiers.wait_compiled` to load it with."""
+        remember(self.codes)
+        source = sweep_source([OPS[c] for c in sorted(self.codes)])
+        try:
+            path = disk_cache.write("jittape_sweeps", source)
+        except OSError:
+            return None
+        job = {"kind": "sweep", "path": str(path), "what": what}
+        return tiers.submit(job, lambda: compiled(*args), _describe(self.codes, what))
+
+
+def _describe(codes, what):
+    names = [OPS[c].name for c in sorted(codes) if OPS[c].kind != "leaf"]
+    ops = ", ".join(names) if len(names) <= 8 else \
+        f"{len(names)} ops ({', '.join(names[:6])}, ...)"
+    return f"{what.replace('_', ' ')} for {ops}"
 
 
 def _ready_in_process(codes, what):

@@ -1,34 +1,41 @@
-"""Tiered sweeps: a small tape runs interpreted while Numba compiles in the background.
+"""Tiered sweeps: a small tape runs interpreted while Numba compiles in another process.
 
 The first call of a sweep in a process waits for Numba: about 0.4 s to import it and load
-cached machine code, 1-2 s to compile the sweeps of a new op set. The same generated source
-(:func:`jittape.sweeps.codegen.sweep_source` with ``python=True``) run by CPython needs
-milliseconds on a small tape. So a sweep whose Numba code is not ready in this process runs
-interpreted (tier 0) on a tape of at most :data:`SMALL_VALUES` values and
-:data:`SMALL_RECORDS` records, while one background thread imports Numba and loads or
-compiles the sweep (tier 1) on copies of the call's arguments; calls after that use the
-machine code. This is how tiered JIT compilers (HotSpot, V8) hide compile latency. Larger
-tapes wait for tier 1, as does a tier-0 run that raises (CPython's ``math`` raises where
-Numba returns inf or nan): its output buffer is restored and the call repeated compiled.
-Both tiers run the same rules; tests/test_tiers.py checks that they agree for every op.
-Above them, a tape replayed often compiles into one kernel of its own (:func:`tier_up`,
-called by :class:`jittape.Tape` once its interpreted replays have cost more than the
-compile would), on the same thread.
+cached machine code, 1-2 s to compile the sweeps of a new op set. Machine code in the cache
+is loaded at once, in the caller's thread (no tier below it: the load is shorter than any
+tier-0 run would gain). A cold sweep compiles in the compile process
+(:mod:`jittape.sweeps.compile_process`), never on a thread of the caller's: Numba compiles
+under the GIL, and a caller calling gradients in a tight loop starves such a thread (a 1.5 s
+compile took over 90 s, measured). Meanwhile a tape of at most :data:`SMALL_VALUES` values
+and :data:`SMALL_RECORDS` records runs the same generated source
+(:func:`jittape.sweeps.codegen.sweep_source` with ``python=True``) by CPython (tier 0);
+once the process is done, the next call loads the machine code (tier 1). This is how tiered
+JIT compilers (HotSpot, V8) hide compile latency. Larger tapes compile in the foreground,
+as does a tier-0 run that raises (CPython's ``math`` raises where Numba returns inf or nan):
+its output buffer is restored and the call repeated compiled. Both tiers run the same
+rules; tests/test_tiers.py checks that they agree for every op. Above them, a tape replayed
+often compiles into one kernel of its own (:mod:`jittape.api.fastpath`), in the same
+compile process.
 
-``JITTAPE_BACKGROUND=0`` (or :func:`set_background`) turns tier 0 off: every first call
-waits for its compile. :func:`wait_compiled` waits for the compiles under way (timings
-should start after it). At exit the interpreter waits for them too, so that their machine
-code is in the cache for the next process.
+``JITTAPE_BACKGROUND=0`` (or :func:`set_background`), a machine with one core (where a
+second process halves the caller's speed: compiling in the foreground is as fast) and an
+unwritable cache directory turn tier 0 off: every first call waits for its compile.
+:func:`wait_compiled` waits for the compiles under way and loads their machine code (timings
+should start after it). A compile the process leaves under way at exit finishes there, so
+that its machine code is in the cache for the next run.
 """
 
 import contextlib
 import os
 import threading
+import time
 import types
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
+from pathlib import Path
 
 import numpy as np
 
+from . import compile_process, disk_cache
 from .codegen import sweep_source
 from ..optable.externals import LAPACK
 from ..optable.table import OPS
@@ -41,9 +48,7 @@ SMALL_RECORDS = 2048
 _OUTPUT = {"forward_sweep": (-3,), "reverse_sweep": (-3,), "tangent_sweep": (-3,),
            "hvp_sweep": (-4, -3)}
 _enabled = [None]  # None: as $JITTAPE_BACKGROUND says (read at each first call)
-_executor = []
-_THREAD = "jittape-compile"
-_pending = set()
+_pending = {}  # Future of the compile process -> what loads its result here
 _interpreted = {}  # frozenset of opcodes -> module of interpreted sweeps
 
 
@@ -55,7 +60,9 @@ def njit(*args, **kwargs):
 
 
 def set_background(on=True):
-    """Turn tier 0 (interpreted sweeps while Numba compiles in the background) on or off."""
+    """Turn background compiles on or off: cold sweeps and hot tapes compile in the compile
+    process while small tapes run interpreted (tier 0), or, off, in the foreground. Same as
+    ``JITTAPE_BACKGROUND=1``/``0``."""
     _enabled[0] = bool(on)
 
 
@@ -82,25 +89,65 @@ def small(args):
     return args[0].shape[0] <= SMALL_RECORDS and args[5][-1] <= SMALL_VALUES
 
 
-def submit(fn, *args):
-    """Run ``fn(*args)`` on the one compile thread (Numba compiles one thing at a time)."""
-    if not _executor:
-        _executor.append(ThreadPoolExecutor(1, thread_name_prefix=_THREAD))
-    future = _executor[0].submit(fn, *args)
-    _pending.add(future)
-    future.add_done_callback(_pending.discard)
+def in_process():
+    """Whether cold compiles go to the compile process while small tapes run interpreted
+    (see the module docstring for when they do not)."""
+    return enabled() and compile_process.cores() >= 2 and not disk_cache.memory_only()
+
+
+def submit(job, finish, describe):
+    """Send ``job`` to the compile process (:mod:`jittape.sweeps.compile_worker`), or wait for
+    another process compiling the same; return its Future. ``finish()`` loads the result into
+    the caller's process: the next call that finds the future done runs it (and :func:`done`),
+    or :func:`wait_compiled` does. ``describe``: what compiles, for the notice on stderr."""
+    path = Path(job["path"])
+    what = job.get("what", "tape_kernel")
+    pid = disk_cache.compiling_elsewhere(path, what)
+    if pid is None:
+        disk_cache.notice(f"compiling {describe} in a background process (once; cached in "
+                          f"{disk_cache.cache_dir()})")
+        future = compile_process.submit(job)
+        try:  # at once: a process started meanwhile waits for this compile
+            disk_cache.busy_file(path, what).write_text(str(compile_process.pid()))
+        except OSError:
+            pass
+    else:
+        future = Future()
+        threading.Thread(target=_watch, args=(future, path, what, job), daemon=True,
+                         name="jittape-compile-watch").start()
+    _pending[future] = finish
     return future
 
 
-def on_compile_thread():
-    return threading.current_thread().name.startswith(_THREAD)
+def _watch(future, path, what, job):
+    """Resolve ``future`` when another process's compile of ``what`` is on disk; submit the
+    job here if that process ended without it (polls: the thread holds no GIL meanwhile)."""
+    marker = path.with_name(f"{path.stem}.{what}.ok")
+    while not marker.exists() and disk_cache.compiling_elsewhere(path, what) is not None:
+        time.sleep(0.05)
+    if marker.exists():
+        return future.set_result(None)
+    done = compile_process.submit(job)
+    done.add_done_callback(lambda f: future.set_exception(f.exception()) if f.exception()
+                           else future.set_result(f.result()))
+
+
+def done(future):
+    """Forget ``future``: its result was loaded (or its failure reported)."""
+    _pending.pop(future, None)
 
 
 def wait_compiled():
-    """Wait until the sweeps compiling in the background are ready (a failed compile is
-    reported by the next call of its sweep, which compiles it again in the foreground)."""
-    for future in list(_pending):
-        future.exception()
+    """Wait until the compiles under way are done and load their machine code in this
+    thread (a failed compile is reported by the next call of what it compiled, which then
+    compiles in this process)."""
+    while _pending:
+        try:
+            future, finish = _pending.popitem()
+        except KeyError:  # (emptied by another thread)
+            break
+        if future.exception() is None:
+            finish()
 
 
 def snapshot(args):
@@ -136,25 +183,3 @@ def run(codes, what, args):
         for out, was in saved:
             out[...] = was
         return False, None
-
-
-# --- compiled tapes: the tier above the sweeps ---------------------------------------------
-def tier_up(compile_fn, *args, what="a tape", now=False):
-    """Run ``compile_fn(*args)`` (a hot tape's compile, :mod:`jittape.api.fastpath`) once: on
-    the compile thread while the tape's replays go on interpreted, or ``now`` (also when
-    background compiles are off, :func:`enabled`). A tape the compiler refuses (ValueError:
-    too long) stays interpreted; another failure is reported on stderr, naming ``what``."""
-    if enabled() and not now:
-        submit(_compile_hot, compile_fn, args, what)
-    else:
-        _compile_hot(compile_fn, args, what)
-
-
-def _compile_hot(compile_fn, args, what):
-    try:
-        compile_fn(*args)
-    except ValueError:  # refused by the compiler (too many statements): stays interpreted
-        pass
-    except Exception as e:  # noqa: BLE001 (a replay must not fail because a compile did)
-        from .disk_cache import notice
-        notice(f"compiling {what} failed ({type(e).__name__}: {e}); it stays interpreted")

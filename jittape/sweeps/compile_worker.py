@@ -1,0 +1,90 @@
+"""The compile process: ``python -m jittape.sweeps.compile_worker``, started by
+:mod:`jittape.sweeps.compile_process`.
+
+It reads one job a line on stdin (JSON) and answers one line on stdout, in order:
+
+* ``{"kind": "sweep", "path": P, "what": W}``: import the generated module ``P`` (a file of
+  the cache directory, written by the caller's process) and compile its sweep ``W`` by
+  calling it on the empty tape (:func:`jittape.sweeps.warmup.empty_args`: the one
+  specialization real tapes use), which stores the machine code in Numba's cache;
+* ``{"kind": "kernel", "path": P}``: compile a compiled tape's ``tape_kernel`` for the
+  argument types every replay passes (no call: a kernel indexes its buffers unchecked);
+
+then write the ``.ok`` marker beside ``P`` (:func:`jittape.sweeps.disk_cache.marker`) and
+answer ``{"ok": true, "seconds": s}``, or ``{"ok": false, "error": "..."}``. The caller's
+process loads the machine code from the cache, in its own thread: compiling here never
+takes the caller's GIL. While a job runs, a ``.busy`` file beside ``P`` holds this process's
+id, so that another process needing the same compile waits for it instead of repeating it.
+The process ends when its stdin closes (the caller exited), after the jobs it was sent, so
+that the cache holds them for the next run.
+"""
+
+import importlib.util
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def _module(path):
+    path = Path(path)
+    module = sys.modules.get(path.stem)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        module.__jittape_path__ = path
+        sys.modules[path.stem] = module
+    return module
+
+
+def _kernel_types():
+    """Argument types of ``tape_kernel(val, adj, xin, pool, want_grad)``, as every replay
+    passes them (:mod:`jittape.api.fastpath`)."""
+    import numpy as np
+    from numba import typeof
+    f = np.empty(1)
+    return tuple(map(typeof, (f, f, f, np.empty(1, np.int64), True)))
+
+
+def run(job):
+    """Compile what ``job`` names; return the seconds it took."""
+    from . import disk_cache, warmup
+    if job.get("kind") not in ("sweep", "kernel"):
+        raise ValueError(f"unknown job kind {job.get('kind')!r}")
+    what = job["what"] if job["kind"] == "sweep" else "tape_kernel"
+    busy = disk_cache.busy_file(Path(job["path"]), what)
+    busy.write_text(str(os.getpid()))  # other processes wait for this compile, not repeat it
+    try:
+        t0 = time.perf_counter()
+        module = _module(job["path"])
+        if job["kind"] == "sweep":
+            warmup.call_empty(getattr(module, what), what)
+        else:
+            module.tape_kernel.compile(_kernel_types())
+        seconds = time.perf_counter() - t0
+        disk_cache.marker(module, what).write_text(f"{seconds:.3f}\n")
+    finally:
+        busy.unlink(missing_ok=True)
+    return seconds
+
+
+def main():
+    answers = os.fdopen(os.dup(1), "w")  # the caller reads this pipe, a line a job;
+    os.dup2(2, 1)  # whatever else writes to stdout (Numba's NUMBA_DEBUG_CACHE) goes to stderr
+    sys.stdout = sys.stderr
+    for line in sys.stdin:
+        try:
+            answer = {"ok": True, "seconds": run(json.loads(line))}
+        except Exception as e:  # noqa: BLE001 (reported to the caller, which compiles itself)
+            answer = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+        try:
+            answers.write(json.dumps(answer) + "\n")
+            answers.flush()
+        except BrokenPipeError:  # the caller is gone; the cache has the job's result
+            return
+
+
+if __name__ == "__main__":
+    main()
