@@ -82,7 +82,7 @@ def test_parts_give_the_results_of_one_function(monkeypatch, python):
 
 def test_part_dispatch_covers_every_op():
     ops = sorted(OPS, key=lambda op: op.code)
-    const = codegen._const(ops)
+    const = codegen.const_code(ops)
     for sweep in ("forward", "reverse", "tangent", "hvp"):
         hot, parts = codegen._parts(sweep, ops, const)
         assert len(parts) == len(codegen.sweep_parts(sweep, ops)) > 1

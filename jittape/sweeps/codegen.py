@@ -296,7 +296,7 @@ def branch(op, sweep, const):
 
 
 # --- the module ---------------------------------------------------------------------------
-_SWEEPS = {
+SWEEPS = {
     "forward": ("forward_sweep(" + TAPE + ", val, lo, hi)", "for i in range(lo, hi):",
                 "return -1", "Recompute val for records lo..hi-1; -1, or the id of a failed "
                 "guard."),
@@ -326,11 +326,11 @@ PART_LINES = 120
 #: a part, 18 ns with these but ``slice`` in the runner).
 HOT = ("neg", "exp", "log", "sqrt", "square", "sin", "cos", "addc", "mulc", "divc", "rsubc",
        "rdivc", "powc", "add", "sub", "mul", "div", "slice")
-_PRELUDE = ["o = off[i]", "n = off[i + 1] - o", "ia = off[t_a[i]] if t_a[i] >= 0 else 0",
+PRELUDE = ["o = off[i]", "n = off[i + 1] - o", "ia = off[t_a[i]] if t_a[i] >= 0 else 0",
             "ib = off[t_b[i]] if t_b[i] >= 0 else 0", "ci = t_c[i]"]
 
 
-def _branches(sweep, ops, const):
+def branch_chain(sweep, ops, const):
     """The ``if opc == ...`` chain of ``ops``' branches, at the loop body's indentation."""
     lines, first = [], True
     for op in ops:
@@ -362,27 +362,27 @@ def sweep_parts(sweep, ops):
     """The weights (lines) of the part functions of ``sweep`` ("forward", ...) for ``ops``;
     one weight: the sweep is one function."""
     return [w for _, w in
-            _parts(sweep, sorted(set(ops), key=lambda op: op.code), _const(ops))[1]]
+            _parts(sweep, sorted(set(ops), key=lambda op: op.code), const_code(ops))[1]]
 
 
 def _sweep(sweep, ops, const, cache, python=False):
-    sig, loop, ret, doc = _SWEEPS[sweep]
+    sig, loop, ret, doc = SWEEPS[sweep]
     name, args = sig[:-1].split("(")
     hot, parts = _parts(sweep, ops, const)
     if len(parts) <= 1 and not hot:
         head = [JIT.format(cache=cache), f"def {sig}:", f'    """{doc}"""', f"    {loop}",
                 "        opc = t_op[i]"]
-        body = _PRELUDE + _branches(sweep, ops, const)
+        body = PRELUDE + branch_chain(sweep, ops, const)
         return "\n".join(head + ["        " + ln for ln in body] + [f"    {ret}"]) + "\n"
     # each part a function of its own, called through its address (jittape.sweeps.parts_source)
-    bodies = [_PRELUDE + _branches(sweep, part, const) for part, _ in parts]
+    bodies = [PRELUDE + branch_chain(sweep, part, const) for part, _ in parts]
     return parts_source.partwise_source(
         name, args, doc, ret, bodies, [p[0][0].code for p in parts],
-        _PRELUDE + _branches(sweep, hot, const) if hot else [], [op.code for op in hot],
+        PRELUDE + branch_chain(sweep, hot, const) if hot else [], [op.code for op in hot],
         JIT.format(cache=cache), python)
 
 
-def _const(ops):
+def const_code(ops):
     return next(op.code for op in ops if op.name == "const")
 
 
@@ -394,7 +394,7 @@ def sweep_source(ops, cache=True, python=False):
     the same code for CPython, for the interpreted tier (:mod:`jittape.sweeps.tiers`).
     """
     ops = sorted(set(ops), key=lambda op: op.code)
-    const = _const(ops)
+    const = const_code(ops)
     parts = [f"# jittape sweeps for ops: {', '.join(op.name for op in ops)}\n"
              "# generated from the op table by jittape.sweeps.codegen; do not edit\n"
              + (PY_HEADER if python else HEADER)]

@@ -9,6 +9,9 @@ It reads one job a line on stdin (JSON) and answers one line on stdout, in order
   specialization real tapes use), which stores the machine code in Numba's cache;
 * ``{"kind": "kernel", "path": P}``: compile a compiled tape's ``tape_kernel`` for the
   argument types every replay passes (no call: a kernel indexes its buffers unchecked);
+* ``{"kind": "piece", "path": P, "marker": F, "what": W}``: compile function ``F`` of a
+  composed sweep's runner or part module (:mod:`jittape.sweeps.composed`) for sweep ``W``'s
+  argument types;
 
 then write the ``.ok`` marker beside ``P`` (:func:`jittape.sweeps.disk_cache.marker`) and
 answer ``{"ok": true, "seconds": s}``, or ``{"ok": false, "error": "..."}``. The caller's
@@ -48,12 +51,17 @@ def _kernel_types():
     return tuple(map(typeof, (f, f, f, np.empty(1, np.int64), True)))
 
 
+def marker_name(job):
+    """The name of what ``job`` compiles, as its ``.ok`` and ``.busy`` files say it."""
+    return job.get("marker") or job.get("what") or "tape_kernel"
+
+
 def run(job):
     """Compile what ``job`` names; return the seconds it took."""
     from . import disk_cache, warmup
-    if job.get("kind") not in ("sweep", "kernel"):
+    if job.get("kind") not in ("sweep", "kernel", "piece"):
         raise ValueError(f"unknown job kind {job.get('kind')!r}")
-    what = job["what"] if job["kind"] == "sweep" else "tape_kernel"
+    what = marker_name(job)
     busy = disk_cache.busy_file(Path(job["path"]), what)
     busy.write_text(str(os.getpid()))  # other processes wait for this compile, not repeat it
     try:
@@ -61,13 +69,28 @@ def run(job):
         module = _module(job["path"])
         if job["kind"] == "sweep":
             warmup.call_empty(getattr(module, what), what)
-        else:
+        elif job["kind"] == "kernel":
             module.tape_kernel.compile(_kernel_types())
+        else:
+            _compile_piece(getattr(module, what), job["what"])
         seconds = time.perf_counter() - t0
         disk_cache.marker(module, what).write_text(f"{seconds:.3f}\n")
     finally:
         busy.unlink(missing_ok=True)
     return seconds
+
+
+def _compile_piece(fn, sweep):
+    """Compile a runner or a part of a composed sweep (:mod:`jittape.sweeps.composed`) for the
+    argument types of ``sweep`` on real tapes."""
+    from numba import typeof, types
+    from . import warmup
+    from .parts_runtime import part_address
+    argtys = tuple(map(typeof, warmup.empty_args(sweep)))
+    if fn.__name__.endswith("_run"):
+        fn.compile((types.Array(types.int64, 1, "C"),) + argtys)
+    else:
+        part_address(fn, argtys)
 
 
 def main():
@@ -79,11 +102,13 @@ def main():
             answer = {"ok": True, "seconds": run(json.loads(line))}
         except Exception as e:  # noqa: BLE001 (reported to the caller, which compiles itself)
             answer = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+        if answers is None:
+            continue
         try:
             answers.write(json.dumps(answer) + "\n")
             answers.flush()
-        except BrokenPipeError:  # the caller is gone; the cache has the job's result
-            return
+        except BrokenPipeError:  # the caller is gone: its jobs still go on into the cache
+            answers = None
 
 
 if __name__ == "__main__":

@@ -18,10 +18,13 @@ sweep of a large op set is a runner calling part functions of about a hundred li
 each through their addresses (:mod:`jittape.sweeps.parts_source`: each part compiles once; all
 four all-op sweeps in 5.5 min of CPU and 1.4 GB), and a typical tape's op set is one function as
 before. Hence one module per op set, superset reuse, and ``warmup`` for users who want no
-compile at all.
+compile at all. An op set that no compiled set contains but whose ops were all compiled
+before (in other sets) is composed of pieces instead (:mod:`jittape.sweeps.composed`): a
+runner every set shares and a part per op, each compiled once per machine in the compile
+process when a cold set is compiled; such a set loads and compiles nothing.
 """
 
-from . import disk_cache, tiers
+from . import composed, disk_cache, tiers
 from .codegen import sweep_source
 from ..optable.table import BY_NAME, OPS, swept
 
@@ -33,6 +36,7 @@ _MODULES = {}  # frozenset of opcodes -> generated module, in this process
 _INDEX = "opsets.txt"
 _BY_OPCODES = {}  # opcode column of a short tape (bytes) -> Sweeps
 _STEMS = {}  # frozenset of opcodes -> name of its generated module
+_COMPOSED = {}  # (frozenset of opcodes, sweep) -> its composed sweep's namespace
 
 
 class Sweeps:
@@ -54,7 +58,12 @@ class Sweeps:
     def _first_call(self, what):
         def compiled(*args):
             codes, module = _module_for(self.codes, what)
-            out = disk_cache.FirstCall(module, what, _describe(codes, what))(*args)
+            if getattr(module, "__composed__", False):  # pieces in the cache: nothing to say
+                out = getattr(module, what)(*args)
+            else:
+                if not disk_cache.compiled_once(module, what):
+                    _pieces_later(codes, what)  # so that later sets of these ops compose
+                out = disk_cache.FirstCall(module, what, _describe(codes, what))(*args)
             fn = getattr(module, what)  # steady state: the dispatcher, or a partwise
             setattr(self, what, getattr(fn, "call", None) or fn)  # sweep's bound runner
             return out
@@ -85,7 +94,8 @@ class Sweeps:
         """Whether sweep ``what`` has machine code in this process or in the cache (looked
         up without importing Numba, which a cold compile leaves to the compile process)."""
         return _ready_in_process(self.codes, what) or any(
-            compiled_on_disk(s, what) for s in _disk_sets() + [self.codes] if self.codes <= s)
+            compiled_on_disk(s, what) for s in _disk_sets() + [self.codes] if self.codes <= s
+        ) or composed.composable(self.codes, what)
 
     def _submit(self, what, compiled, args):
         """Compile sweep ``what`` in the compile process (its Future; None if the cache
@@ -98,7 +108,21 @@ class Sweeps:
         except OSError:
             return None
         job = {"kind": "sweep", "path": str(path), "what": what}
-        return tiers.submit(job, lambda: compiled(*args), _describe(self.codes, what))
+        future = tiers.submit(job, lambda: compiled(*args), _describe(self.codes, what))
+        _pieces_later(self.codes, what)
+        return future
+
+
+def _pieces_later(codes, what):
+    """Have the compile process compile the pieces of sweep ``what`` for ``codes`` that are
+    not in the cache (:mod:`jittape.sweeps.composed`), for the op sets to come."""
+    if not tiers.in_process():
+        return
+    try:
+        for job in composed.pieces_jobs(codes, what):
+            tiers.submit(job)
+    except OSError:  # (the cache directory is not writable)
+        pass
 
 
 def _describe(codes, what):
@@ -147,6 +171,13 @@ def _module_for(codes, what):
     for s in sorted((s for s in _disk_sets() if codes <= s), key=len):
         if compiled_on_disk(s, what):
             return s, module(s)
+    if compiled_on_disk(codes, what):
+        return codes, module(codes)
+    if composed.composable(codes, what):
+        key = (codes, what)
+        if key not in _COMPOSED:
+            _COMPOSED[key] = composed.namespace(codes, what)
+        return codes, _COMPOSED[key]
     remember(codes)
     return codes, module(codes)
 

@@ -73,11 +73,7 @@ class Partwise:
         """Compile (or load) part ``m`` for the sweep's argument types ``argtys``; returns its
         address. (:mod:`jittape.sweeps.warmup` calls this in worker processes: the same
         signature, so the same entry of Numba's cache.)"""
-        pargs = tuple(argtys) + (types.int64,)
-        part = self.parts[m]
-        part.compile(types.int64(*pargs))  # the return type call_part expects
-        cres = part.overloads[pargs]
-        return cres.library.get_pointer_to_function(cres.fndesc.mangled_name)
+        return part_address(self.parts[m], argtys)
 
     @property
     def signatures(self):
@@ -86,11 +82,60 @@ class Partwise:
     @property
     def stats(self):
         """Cache hits and misses (Numba's ``stats``) of the runner and the parts together."""
-        hits, misses = {}, {}
-        for k, d in enumerate((self.run,) + self.parts):
-            hits.update({(k, sig): n for sig, n in d.stats.cache_hits.items()})
-            misses.update({(k, sig): n for sig, n in d.stats.cache_misses.items()})
-        return _Stats(hits, misses)
+        return _stats((self.run,) + self.parts)
+
+
+def part_address(part, argtys):
+    """Compile (or load) the part dispatcher ``part`` for a sweep's argument types ``argtys``
+    (and the start record, int64); return its address."""
+    pargs = tuple(argtys) + (types.int64,)
+    part.compile(types.int64(*pargs))  # the return type call_part expects
+    cres = part.overloads[pargs]
+    return cres.library.get_pointer_to_function(cres.fndesc.mangled_name)
+
+
+class Composed:
+    """A sweep composed of pieces (:mod:`jittape.sweeps.composed`): ``run`` (the runner every
+    op set shares, taking an address table indexed by opcode) and ``parts`` (``{opcode: part
+    dispatcher}``); ``n_ops`` the table's length (every opcode a tape may hold).
+
+    Called like the sweep. The first call compiles (loads) the parts and the runner for the
+    argument types and binds this set's table to the runner. The runner is compiled for one
+    specialization only and never again (as :class:`Partwise`'s): every table holds
+    addresses of parts compiled for those types."""
+
+    _runner_lock = threading.Lock()  # runners are shared between the composed sweeps
+
+    def __init__(self, run, parts, n_ops):
+        self.run, self.parts, self.n_ops = run, dict(parts), n_ops
+        self.call = None
+        self._lock = threading.Lock()
+
+    def __call__(self, *args):
+        if self.call is None:
+            with self._lock:
+                if self.call is None:
+                    self.compile(tuple(map(_typeof, args)))
+        return self.call(*args)
+
+    def compile(self, argtys):
+        """Compile (or load) the parts and the runner for argument types ``argtys``."""
+        table = np.zeros(self.n_ops, np.int64)
+        for code, part in self.parts.items():
+            table[code] = part_address(part, argtys)
+        with self._runner_lock:
+            self.run.compile((types.Array(types.int64, 1, "C"),) + tuple(argtys))
+            self.run.disable_compile()
+        self.call = Bound(self.run, table)
+
+    @property
+    def signatures(self):
+        return self.run.signatures
+
+    @property
+    def stats(self):
+        """Cache hits and misses (Numba's ``stats``) of the runner and the parts together."""
+        return _stats((self.run,) + tuple(self.parts.values()))
 
 
 class Bound(functools.partial):
@@ -100,6 +145,14 @@ class Bound(functools.partial):
     @property
     def signatures(self):
         return self.func.signatures
+
+
+def _stats(dispatchers):
+    hits, misses = {}, {}
+    for k, d in enumerate(dispatchers):
+        hits.update({(k, sig): n for sig, n in d.stats.cache_hits.items()})
+        misses.update({(k, sig): n for sig, n in d.stats.cache_misses.items()})
+    return _Stats(hits, misses)
 
 
 class _Stats:

@@ -65,29 +65,50 @@ def partwise_source(name, args, doc, ret, bodies, firsts, hot_body, hot, jit,
     guard, a missing second-order rule: ``return i`` in a branch).
     """
     down = name in ("reverse_sweep", "hvp_sweep")  # records hi-1 down to lo
-    pargs = args  # the parts take the sweep's arguments (lo, hi the range), then i
-    step, more = ("i -= 1", "i >= lo") if down else ("i += 1", "i < hi")
     out = [] if python else ["from jittape.sweeps.parts_runtime import Partwise, call_part", "", ""]
     for m, body in enumerate(bodies):
         lo, hi = firsts[m] if m else -1, firsts[m + 1] if m + 1 < len(firsts) else 1 << 31
         ends = ([f"opc < {lo}"] if m else []) + ([f"opc >= {hi}"] if hi < 1 << 31 else []) + \
             [f"opc == {c}" for c in hot if lo <= c < hi]  # the runner's ops end a run too
-        out += [jit, f"def {name}_{m}({pargs}, i):", f"    while {more}:",
-                "        opc = t_op[i]"]
-        if ends:
-            out += [f"        if {' or '.join(ends)}:", "            return i"]
-        out += ["        " + _failure(ln) for ln in body]
-        out += [f"        {step}", "    return i", "", ""]
+        out += part_lines(f"{name}_{m}", args, down, ends, body, jit)
     if python:
         head = [f"def {name}({args}):"]
-        call = f"{name}_{{}}({pargs}, i)"
+        call = f"{name}_{{}}({args}, i)"
     else:
         head = [jit, f"def {name}_run(parts, {args}):"]
-        call = f"call_part(parts[{{}}], ({pargs}, i))"
-    head += [f'    """{doc}"""', f"    i = {'hi - 1' if down else 'lo'}", f"    while {more}:",
-             "        opc = t_op[i]"]
+        call = f"call_part(parts[{{}}], ({args}, i))"
     calls = dispatch_lines(lambda m: "i = " + call.format(m), firsts)
-    calls += ["if i < -1:", "    return -2 - i"] if ret == "return -1" else []
+    tail = [] if python else [
+        "", "", f"{name} = Partwise({name}_run, "
+        f"({', '.join(f'{name}_{m}' for m in range(len(bodies)))},))"]
+    return "\n".join(out + runner_lines(head, doc, down, ret, calls, hot_body) + tail) + "\n"
+
+
+def _loop(down):
+    """``(step, condition)`` of a sweep's record loop (down: records hi-1 to lo)."""
+    return ("i -= 1", "i >= lo") if down else ("i += 1", "i < hi")
+
+
+def part_lines(fname, args, down, ends, body, jit):
+    """The lines of part function ``fname(args, i)``: it runs records from ``i`` on until one
+    meets a condition of ``ends`` (returning that record) or the range ends, each through
+    ``body`` (the branches of the part's ops); ``return -2 - i`` for a failed record."""
+    step, more = _loop(down)
+    out = [jit, f"def {fname}({args}, i):", f"    while {more}:", "        opc = t_op[i]"]
+    if ends:
+        out += [f"        if {' or '.join(ends)}:", "            return i"]
+    out += ["        " + _failure(ln) for ln in body]
+    return out + [f"        {step}", "    return i", "", ""]
+
+
+def runner_lines(head, doc, down, ret, calls, hot_body):
+    """The lines of a runner: ``head`` (decorator and ``def``), its docstring ``doc``, the
+    loop over the records running ``calls`` (lines: a part's call, setting ``i``) for each
+    run of records and the ``hot_body`` branches inline, and the final statement ``ret``."""
+    step, more = _loop(down)
+    head = head + [f'    """{doc}"""', f"    i = {'hi - 1' if down else 'lo'}",
+                   f"    while {more}:", "        opc = t_op[i]"]
+    calls = calls + (["if i < -1:", "    return -2 - i"] if ret == "return -1" else [])
     if hot_body:  # an inner loop over the runner's own records: no call in its body
         loop = ["while True:"] + ["    " + ln for ln in hot_body + ["else:", "    break",
                                                                    step, f"if not {more}:",
@@ -96,11 +117,7 @@ def partwise_source(name, args, doc, ret, bodies, firsts, hot_body, hot, jit,
         loop += [f"if not {more}:", "    break"] + calls
     else:
         loop = calls
-    tail = [] if python else [
-        "", "", f"{name} = Partwise({name}_run, "
-        f"({', '.join(f'{name}_{m}' for m in range(len(bodies)))},))"]
-    return "\n".join(out + head + ["        " + ln for ln in loop] + [f"    {ret}"] +
-                      tail) + "\n"
+    return head + ["        " + ln for ln in loop] + [f"    {ret}"]
 
 
 def _failure(line):

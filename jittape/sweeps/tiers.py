@@ -95,17 +95,19 @@ def in_process():
     return enabled() and compile_process.cores() >= 2 and not disk_cache.memory_only()
 
 
-def submit(job, finish, describe):
+def submit(job, finish=None, describe=None):
     """Send ``job`` to the compile process (:mod:`jittape.sweeps.compile_worker`), or wait for
     another process compiling the same; return its Future. ``finish()`` loads the result into
     the caller's process: the next call that finds the future done runs it (and :func:`done`),
-    or :func:`wait_compiled` does. ``describe``: what compiles, for the notice on stderr."""
+    or :func:`wait_compiled` does (None: nothing to load here, nothing to wait for).
+    ``describe``: what compiles, for the notice on stderr (None: no notice)."""
     path = Path(job["path"])
-    what = job.get("what", "tape_kernel")
+    what = job.get("marker") or job.get("what") or "tape_kernel"
     pid = disk_cache.compiling_elsewhere(path, what)
     if pid is None:
-        disk_cache.notice(f"compiling {describe} in a background process (once; cached in "
-                          f"{disk_cache.cache_dir()})")
+        if describe:
+            disk_cache.notice(f"compiling {describe} in a background process (once; cached "
+                              f"in {disk_cache.cache_dir()})")
         future = compile_process.submit(job)
         try:  # at once: a process started meanwhile waits for this compile
             disk_cache.busy_file(path, what).write_text(str(compile_process.pid()))
@@ -115,7 +117,8 @@ def submit(job, finish, describe):
         future = Future()
         threading.Thread(target=_watch, args=(future, path, what, job), daemon=True,
                          name="jittape-compile-watch").start()
-    _pending[future] = finish
+    if finish is not None:
+        _pending[future] = finish
     return future
 
 

@@ -1,0 +1,82 @@
+"""Sweeps composed of pieces compiled once per machine (jittape.sweeps.composed): a runner
+shared by every op set and a part per op give the generated sweeps' results to the bit, and
+an op set made of ops compiled before (in another set) compiles nothing."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import jittape
+from jittape.sweeps import composed, opsets
+from jittape.sweeps.parts_runtime import Composed
+
+
+def f(x):  # ops of the runner (exp, mul, sin, slice, ...) and parts (tanh, cumsum, where, max)
+    a = np.outer(np.arange(1.0, 4.0), np.ones(3))
+    y = np.tanh(x) * np.exp(-x) + np.where(x > 0.5, x ** 2, -np.sin(x))
+    return np.sum(np.cumsum(y) * np.abs(x)) + np.max(a @ x[:3])
+
+
+def _buffers(t, what, rng):
+    n = t.val.shape[0]
+    extra = {"forward_sweep": 0, "reverse_sweep": 1, "tangent_sweep": 1, "hvp_sweep": 3}[what]
+    return [t.val.copy()] + [rng.standard_normal(n) for _ in range(extra)]
+
+
+@pytest.mark.parametrize("what", opsets.FUNCTIONS)
+def test_a_composed_sweep_equals_the_generated_one_to_the_bit(what):
+    x = np.linspace(0.1, 1.0, 6)
+    t = jittape.record(f, x).arrays
+    codes = opsets.with_leaves(t.op.tolist())
+    sweep = getattr(composed.namespace(codes, what), what)
+    assert isinstance(sweep, Composed) and composed.piece_ops(codes, what)  # parts in use
+    generated = getattr(opsets.for_tape(t), what)
+    outs = []
+    for fn in (sweep, generated):
+        bufs = _buffers(t, what, np.random.default_rng(5))
+        ret = fn(*t.columns, *bufs, 0, t.n_records)
+        outs.append((ret, bufs))
+    (r1, b1), (r2, b2) = outs
+    assert r1 == r2
+    for u, v in zip(b1, b2):
+        np.testing.assert_array_equal(u, v)
+
+
+PROGRAM = """
+import sys, numpy as np, jittape
+from jittape.sweeps import opsets
+x = np.linspace(0.1, 1.0, 3000)
+if sys.argv[1] == "a":
+    f = lambda x: np.sum(np.cumsum(np.tanh(x) * np.exp(-x)) / (1.0 + np.abs(x))) + np.max(x)
+else:  # the same ops, another set: no sin of a, ...
+    f = lambda x: np.sum(np.abs(np.cumsum(np.exp(-x)))) + np.max(np.tanh(x))
+g = jittape.grad(f)(x)
+h = 1e-4  # (f is about 3e3: rounding 1e-8, truncation 1e-8 of the central difference)
+for k in (0, 1500, 2999):
+    e = np.zeros_like(x); e[k] = h
+    assert abs(g[k] - (f(x + e) - f(x - e)) / (2 * h)) < 1e-5 * (1 + abs(g[k])), (k, g[k])
+t = jittape.record(f, x).arrays
+print(type(opsets.for_tape(t).reverse_sweep).__name__)
+"""
+
+
+def test_an_op_set_of_ops_compiled_before_composes_without_compiling(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "nb"),
+               JITTAPE_CACHE_DIR=str(tmp_path / "jt"))
+    env.pop("JITTAPE_QUIET", None)
+    env.pop("JITTAPE_BACKGROUND", None)
+
+    def run(which):  # (capture waits for the compile process: it holds the stderr pipe)
+        p = subprocess.run([sys.executable, "-c", PROGRAM, which], env=env,
+                           capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr
+        return p
+    first = run("a")
+    assert "compiling reverse sweep" in first.stderr
+    assert list((tmp_path / "jt").glob("jittape_runner_*.reverse_sweep_run.ok"))
+    second = run("b")  # a new op set, of ops whose pieces the first run left in the cache
+    assert "compiling" not in second.stderr, second.stderr
+    assert second.stdout.split() == ["Bound"]
