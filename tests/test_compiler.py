@@ -240,7 +240,7 @@ def test_a_kernel_whose_compile_process_failed_stays_interpreted_with_a_notice(
     from concurrent.futures import Future
     from jittape.sweeps import compile_process, disk_cache
 
-    def failing(job):
+    def failing(job, low=False):
         out = Future()
         out.set_exception(compile_process.CompileProcessError("planted"))
         return out

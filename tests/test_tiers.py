@@ -24,7 +24,7 @@ def fresh(monkeypatch):
     gate = threading.Event()
     real_submit = compile_process.submit
 
-    def held(job):
+    def held(job, low=False):
         out = Future()
 
         def relay():
@@ -167,7 +167,7 @@ def test_a_sweep_whose_compile_process_failed_compiles_here_with_a_notice(fresh,
     from jittape.sweeps import disk_cache
     make, gate = fresh
 
-    def failing(job):
+    def failing(job, low=False):
         out = Future()
         out.set_exception(compile_process.CompileProcessError("planted"))
         return out

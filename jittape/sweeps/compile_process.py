@@ -14,6 +14,7 @@ own process, as without a worker.
 :func:`jittape.sweeps.tiers.in_process` decides when to use it.
 """
 
+import atexit
 import json
 import os
 import subprocess
@@ -30,6 +31,7 @@ class CompileProcessError(RuntimeError):
 
 _lock = threading.Lock()
 _worker = []  # [(Popen, deque of its futures in job order)] while a worker runs
+_low = deque()  # (job, Future) of low-priority jobs, sent when the worker has nothing else
 
 
 def cores():
@@ -69,6 +71,8 @@ def _read(proc, futures):
             future.set_result(answer.get("seconds"))
         else:
             future.set_exception(CompileProcessError(answer.get("error", "failed")))
+        with _lock:
+            _pump()
     code = proc.wait()
     with _lock:
         if _worker and _worker[0][0] is proc:
@@ -80,20 +84,47 @@ def _read(proc, futures):
             f"the compile process died (exit status {code}) before finishing the job"))
 
 
-def submit(job):
+def submit(job, low=False):
     """Send ``job`` (a dict, see :mod:`jittape.sweeps.compile_worker`) to the worker,
-    starting it if needed; return its Future (result: the seconds the compile took)."""
+    starting it if needed; return its Future (result: the seconds the compile took).
+    ``low``: sent only once the worker has no other job (pieces for later op sets wait
+    behind the compiles that a caller is waiting for)."""
     future = Future()
     with _lock:
-        proc, futures = _worker[0] if _worker else _start()
-        futures.append(future)
-        try:
-            proc.stdin.write(json.dumps(job) + "\n")
-            proc.stdin.flush()
-        except OSError as e:  # the worker is gone: its reader fails the futures it holds
-            futures.remove(future)
-            future.set_exception(CompileProcessError(f"the compile process is gone ({e})"))
+        if low:
+            _low.append((job, future))
+            _pump()
+        else:
+            _send(job, future)
     return future
+
+
+@atexit.register
+def _hand_over():
+    """At exit, send the low-priority jobs still held here to the worker, which goes on with
+    them after this process ends (:mod:`jittape.sweeps.compile_worker`)."""
+    with _lock:
+        while _low and _worker:
+            job, future = _low.popleft()
+            _send(job, future)
+
+
+def _pump():
+    """Send the next low-priority job if the worker is idle (with the lock held)."""
+    if _low and not (_worker and _worker[0][1]):
+        _send(*_low.popleft())
+
+
+def _send(job, future):
+    """Write ``job`` to the worker (with the lock held), starting one if needed."""
+    proc, futures = _worker[0] if _worker else _start()
+    futures.append(future)
+    try:
+        proc.stdin.write(json.dumps(job) + "\n")
+        proc.stdin.flush()
+    except OSError as e:  # the worker is gone: its reader fails the futures it holds
+        futures.remove(future)
+        future.set_exception(CompileProcessError(f"the compile process is gone ({e})"))
 
 
 def stop():

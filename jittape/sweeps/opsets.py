@@ -120,7 +120,7 @@ def _pieces_later(codes, what):
         return
     try:
         for job in composed.pieces_jobs(codes, what):
-            tiers.submit(job)
+            tiers.submit(job, low=True)
     except OSError:  # (the cache directory is not writable)
         pass
 

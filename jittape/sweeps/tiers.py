@@ -95,12 +95,13 @@ def in_process():
     return enabled() and compile_process.cores() >= 2 and not disk_cache.memory_only()
 
 
-def submit(job, finish=None, describe=None):
+def submit(job, finish=None, describe=None, low=False):
     """Send ``job`` to the compile process (:mod:`jittape.sweeps.compile_worker`), or wait for
     another process compiling the same; return its Future. ``finish()`` loads the result into
     the caller's process: the next call that finds the future done runs it (and :func:`done`),
     or :func:`wait_compiled` does (None: nothing to load here, nothing to wait for).
-    ``describe``: what compiles, for the notice on stderr (None: no notice)."""
+    ``describe``: what compiles, for the notice on stderr (None: no notice); ``low``: after
+    the jobs that callers wait for (:func:`jittape.sweeps.compile_process.submit`)."""
     path = Path(job["path"])
     what = job.get("marker") or job.get("what") or "tape_kernel"
     pid = disk_cache.compiling_elsewhere(path, what)
@@ -108,7 +109,7 @@ def submit(job, finish=None, describe=None):
         if describe:
             disk_cache.notice(f"compiling {describe} in a background process (once; cached "
                               f"in {disk_cache.cache_dir()})")
-        future = compile_process.submit(job)
+        future = compile_process.submit(job, low)
         try:  # at once: a process started meanwhile waits for this compile
             disk_cache.busy_file(path, what).write_text(str(compile_process.pid()))
         except OSError:
