@@ -134,6 +134,7 @@ def compiles(monkeypatch):
     monkeypatch.setattr(C, "compile_tape", counting)
     monkeypatch.setattr(F, "compile_seconds", lambda tape: 0.0)
     monkeypatch.setattr(F, "CACHED_SECONDS", -1.0)
+    monkeypatch.setattr(F, "EARLY_SECONDS", -1.0)
     monkeypatch.setattr(F, "TRIAL", 1)  # hot at the second replay, a kernel tried once
     monkeypatch.setattr(F.FastReplay, "_end_trial",  # and kept (timing is not tested here)
                         lambda tape, trial: setattr(tape, "_trial", None))
@@ -249,6 +250,7 @@ def test_a_kernel_whose_compile_process_failed_stays_interpreted_with_a_notice(
     monkeypatch.setattr(tiers, "_enabled", [True])
     monkeypatch.setattr(disk_cache, "_quiet", [False])
     monkeypatch.setattr(disk_cache, "compiled_once", lambda module, what: False)  # cold
+    monkeypatch.setattr(disk_cache, "compiling_elsewhere", lambda path, what: None)
     x = np.linspace(-1, 1, 30)
     tape = jittape.record(rosen, x)
     for k in range(4):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape.sweeps import compile_process, opsets, tiers
+from jittape.sweeps import compile_process, disk_cache, opsets, tiers
 
 
 @pytest.fixture
@@ -36,6 +36,8 @@ def fresh(monkeypatch):
         return out
     monkeypatch.setattr(compile_process, "submit", held)
     monkeypatch.setattr(opsets.Sweeps, "_ready", lambda self, what: False)
+    monkeypatch.setattr(disk_cache, "compiling_elsewhere", lambda path, what: None)  # (the
+    # other test process may be compiling the same module: the gate must hold this one)
     monkeypatch.setattr(tiers, "_enabled", [True])
     monkeypatch.setattr(compile_process, "cores", lambda: 2)
 
@@ -164,7 +166,6 @@ def test_a_compile_process_that_dies_fails_its_jobs_and_the_next_job_starts_anot
 
 def test_a_sweep_whose_compile_process_failed_compiles_here_with_a_notice(fresh, monkeypatch,
                                                                          capfd):
-    from jittape.sweeps import disk_cache
     make, gate = fresh
 
     def failing(job, low=False):
@@ -185,7 +186,6 @@ def test_a_sweep_whose_compile_process_failed_compiles_here_with_a_notice(fresh,
 
 
 def test_one_core_and_an_unwritable_cache_compile_in_the_foreground(monkeypatch):
-    from jittape.sweeps import disk_cache
     monkeypatch.setattr(tiers, "_enabled", [True])
     monkeypatch.setattr(compile_process, "cores", lambda: 2)
     assert tiers.in_process()

@@ -32,6 +32,10 @@ from ..sweeps.opsets import for_tape
 F64 = np.dtype(np.float64)
 #: Compiled replays timed against the interpreter's before a tape keeps the faster tier.
 TRIAL = 8
+#: Seconds of interpreted replays after which a tape's kernel compiles in the compile
+#: process: a tape replayed a few times in a test or an optimizer's first steps does not
+#: keep the compile process busy; a script timing a thousand calls does compile it.
+EARLY_SECONDS = 0.02
 #: Constants of at least this many elements keep garbage in the interpreter's adjoint
 #: buffer instead of being zeroed per replay (fewer, larger spans to zero).
 _SKIP_ZEROING = 4096
@@ -325,8 +329,8 @@ class FastReplay:
         at the second replay): a kernel in the cache loads at once (a load is cheaper than
         the replays it speeds up, and a script that warms up with a few calls then runs the
         fastest form); a cold kernel compiles in the compile process once the replays have
-        cost the final load (:data:`CACHED_SECONDS`) and a tenth of the compile, which then
-        costs the caller nothing else; without the process, once they cost the compile."""
+        cost :data:`EARLY_SECONDS` (the compile costs the caller nothing there, and the next
+        run finds the kernel in the cache); without the process, once they cost the compile."""
         if self._cost is None:
             try:
                 self._cost = compile_seconds(self)
@@ -336,9 +340,9 @@ class FastReplay:
                                   f"({type(e).__name__}: {e}); it stays interpreted")
         if self._cost <= CACHED_SECONDS:
             return True
-        if self._spent <= CACHED_SECONDS:
-            return False  # (cheap: most calls stop here)
-        return self._spent > (0.1 * self._cost if tiers.in_process() else self._cost)
+        if tiers.in_process():
+            return self._spent > EARLY_SECONDS
+        return self._spent > self._cost
 
     def _timed_kernel(self, kernel, xin, want_grad):
         """A compiled replay on trial against the interpreter (see :data:`TRIAL`)."""
