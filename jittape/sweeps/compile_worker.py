@@ -94,6 +94,10 @@ def _compile_piece(fn, sweep):
 
 
 def main():
+    try:  # the caller first: its own threads (SciPy's BLAS) win a core the compile wants
+        os.nice(10)
+    except (AttributeError, OSError):
+        pass
     answers = os.fdopen(os.dup(1), "w")  # the caller reads this pipe, a line a job;
     os.dup2(2, 1)  # whatever else writes to stdout (Numba's NUMBA_DEBUG_CACHE) goes to stderr
     sys.stdout = sys.stderr
