@@ -8,19 +8,20 @@ any check raises :class:`TapeFormatError`, never a crash in the sweep. Loading u
 ``np.load(allow_pickle=False)``: no code from the file is run.
 """
 
-import os
-import zipfile
-
 import numpy as np
 
 from .._base.errors import TapeFormatError
 from ..optable.table import OPS, codes
 from ..optable.entry import BINARY, CALL, COMPARE, LEAF, REGION, SELECT, STRUCTURED, TERNARY, UNARY
+from .archive import read_members
 from .arrays import TapeArrays
 
 MAGIC = "jittape-tape"
 VERSION = 1
 _COLUMNS = ("op", "a", "b", "k", "c", "off", "pool", "val")
+#: Every member of a tape file (``save`` writes them all; ``read`` refuses any other).
+_MEMBERS = ("magic", "version") + _COLUMNS + ("inputs", "shape_ids", "shape_dims",
+                                              "shape_data", "out", "out_shape", "out_value")
 
 
 def save(tape, path):
@@ -46,16 +47,20 @@ def read(path):
     Raises
     ------
     TapeFormatError
-        The file is not a jittape tape, has another format version, or is corrupted.
+        The file is not a jittape tape, has another format version, or is corrupted
+        (nothing else escapes: the archive is read by :func:`jittape.tape.archive.read_members`,
+        bounded, and every record is validated before a sweep may run).
     """
-    if isinstance(path, (str, os.PathLike)) and os.path.isfile(path) and \
-            not zipfile.is_zipfile(path):  # np.load would advise allow_pickle: misleading
-        raise TapeFormatError(f"{path} is not a readable .npz file (not a zip archive)")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            data = {name: z[name] for name in z.files}
-    except (OSError, ValueError, EOFError) as e:
-        raise TapeFormatError(f"{path} is not a readable .npz file: {e}") from None
+        return _read(path)
+    except TapeFormatError:
+        raise
+    except (ValueError, TypeError, IndexError, OverflowError, MemoryError) as e:
+        raise TapeFormatError(f"{path}: corrupted tape ({type(e).__name__}: {e})") from None
+
+
+def _read(path):
+    data = read_members(path, _MEMBERS)
     if str(data.get("magic", "")) != MAGIC:
         raise TapeFormatError(f"{path} is not a jittape tape (no '{MAGIC}' marker)")
     if int(data.get("version", -1)) != VERSION:
@@ -83,9 +88,16 @@ def read(path):
         out_value = data["out_value"]
     except KeyError as e:
         raise TapeFormatError(f"{path} lacks the entry {e}") from None
+    except (ValueError, TypeError, OverflowError, IndexError) as e:  # ill-typed small members
+        raise TapeFormatError(f"{path}: a header member is malformed ({e})") from None
     arrays = TapeArrays(cols["op"], cols["a"], cols["b"], cols["k"], cols["c"], cols["off"],
                         cols["pool"], cols["val"], shapes, inputs)
-    validate(arrays, out_id, out_shape)
+    try:
+        validate(arrays, out_id, out_shape)
+    except TapeFormatError:
+        raise
+    except (IndexError, ValueError, TypeError, OverflowError, MemoryError) as e:
+        raise TapeFormatError(f"corrupted tape ({type(e).__name__}: {e})") from None
     return (arrays, out_id, out_shape, float(out_value) if out_value.ndim == 0 else out_value,
             bool(single))
 
@@ -110,9 +122,10 @@ def validate(t, out_id=-1, out_shape=()):
         raise TapeFormatError("corrupted tape: columns have different lengths")
     if n == 0 or t.off[0] != 0 or t.off[-1] != len(t.val):
         raise TapeFormatError("corrupted tape: value offsets do not span the value buffer")
-    size = np.diff(t.off)
-    if (size < 0).any():
-        _fail(int(np.argmax(size < 0)), "negative size")
+    down = t.off[1:] < t.off[:-1]  # compared, not subtracted: offsets of 2**63 - 1 overflow
+    if down.any():
+        _fail(int(np.argmax(down)), "negative size")
+    size = np.diff(t.off)  # (every offset now lies in [0, len(val)]: no overflow)
     op = t.op
     if ((op < 0) | (op >= len(OPS))).any():
         _fail(int(np.argmax((op < 0) | (op >= len(OPS)))), "unknown opcode")
@@ -138,6 +151,10 @@ def _check_operands(t, n, kind, size):
         bad = needed & ((col < 0) | (col >= ids))
         if bad.any():
             _fail(int(np.argmax(bad)), f"operand {name} is not an earlier record")
+    for name, col in (("a", t.a), ("b", t.b)):  # every sweep reads off[a], off[b] if >= 0
+        bad = (col < -1) | (col >= ids)
+        if bad.any():
+            _fail(int(np.argmax(bad)), f"operand {name} is neither -1 nor an earlier record")
     bad = (kind != LEAF) & (arity == 0) & (t.a != -1)  # no operand: the sweeps read none
     if bad.any():
         _fail(int(np.argmax(bad)), "a record without operands names one")
