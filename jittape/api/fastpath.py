@@ -11,8 +11,8 @@ compile process, the tiering rule of JIT compilers (HotSpot, V8): compile once t
 have cost more than the compile would, so that compiling never costs more than about twice
 what it saves. The first replay (which may compile the sweeps) is not counted. The first
 :data:`TRIAL` compiled replays are then timed against the fastest interpreted one, and the
-kernel is dropped if it lost: interpreting a tape of a few large array records (a data matrix, BLAS products) can
-beat the generated kernel.
+kernel is dropped if it lost: interpreting a tape of a few large array records (a data
+matrix, BLAS products) can beat the generated kernel.
 """
 
 import math
@@ -79,11 +79,9 @@ class FastReplay:
     """The replay machinery of :class:`jittape.Tape` (a mixin: it reads ``arrays``,
     ``out_id``, ``single``, ``treedefs`` and ``_pack``)."""
 
-    # When replays compile the tape (:meth:`compile`): ``"auto"`` once the time spent replaying
-    # it through the interpreter exceeds the estimated compile time
-    # (:func:`jittape.compiler.kernel.compile_seconds`: a fraction of a second when the kernel
-    # is in the cache), on the background compile thread, keeping the kernel only if its first
-    # replays beat the interpreter's; ``True`` right after the first replay (which the
+    # When replays compile the tape (:meth:`compile`): ``"auto"`` once it is hot (:meth:`_hot`),
+    # in the compile process (or here, once loaded or without it), keeping the kernel only if
+    # its first replays beat the interpreter's; ``True`` right after the first replay (which the
     # interpreter answers), in the foreground, kept unconditionally; ``False`` never. A tape
     # that does not compile is tried once.
     auto_compile = "auto"
@@ -340,9 +338,9 @@ class FastReplay:
                                   f"({type(e).__name__}: {e}); it stays interpreted")
         if self._cost <= CACHED_SECONDS:
             return True
-        if tiers.in_process():
-            return self._spent > EARLY_SECONDS
-        return self._spent > self._cost
+        if self._spent <= EARLY_SECONDS:  # (cheap: most calls stop here; a cold compile is
+            return False  # estimated at MIN_COMPILE_SECONDS at least, far above it)
+        return tiers.in_process() or self._spent > self._cost
 
     def _timed_kernel(self, kernel, xin, want_grad):
         """A compiled replay on trial against the interpreter (see :data:`TRIAL`)."""

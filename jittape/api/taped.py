@@ -80,12 +80,12 @@ class TapedFunction:
     ``stats`` is a :class:`ReplayStats`.
 
     ``compile`` chooses when a tape is compiled (:meth:`Tape.compile`): ``"auto"`` (default)
-    as every :class:`Tape` does, once the time spent replaying it through the interpreter
-    exceeds an estimate of the compile time (on a background thread, interpreted replays
-    going on meanwhile), so compiling never costs more than about twice what it saves (the
-    tiering rule of JIT compilers), keeping the kernel only if its first replays beat the
-    interpreter's; ``True`` after its first replay, kept; ``False`` never. Tapes that do not
-    compile (too long) stay interpreted and are not tried again.
+    as every :class:`Tape` does, once it is hot: at its second replay if its kernel is in the
+    cache, else compiled in the compile process once its replays have cost 20 ms, interpreted
+    replays going on meanwhile (without the compile process: once they have cost the
+    estimated compile, the tiering rule of JIT compilers), keeping the kernel only if its
+    first replays beat the interpreter's; ``True`` after its first replay, kept; ``False``
+    never. Tapes that do not compile (too long) stay interpreted and are not tried again.
     """
 
     def __init__(self, f, argnums=0, max_tapes=8, compile="auto"):

@@ -15,6 +15,7 @@ own process, as without a worker.
 """
 
 import atexit
+import functools
 import json
 import os
 import subprocess
@@ -34,8 +35,14 @@ _worker = []  # [(Popen, deque of its futures in job order)] while a worker runs
 _low = deque()  # (job, Future) of low-priority jobs, sent when the worker has nothing else
 
 
+def marker_name(job):
+    """The name of what ``job`` compiles, as its ``.ok`` and ``.busy`` files say it."""
+    return job.get("marker") or job.get("what") or "tape_kernel"
+
+
+@functools.lru_cache(maxsize=None)
 def cores():
-    """The cores this process may run on."""
+    """The cores this process may run on (asked once: a replay's tier-up check reads it)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # (not on Linux)
@@ -125,19 +132,6 @@ def _send(job, future):
     except OSError as e:  # the worker is gone: its reader fails the futures it holds
         futures.remove(future)
         future.set_exception(CompileProcessError(f"the compile process is gone ({e})"))
-
-
-def stop():
-    """End the worker after its jobs (closes its stdin); returns its exit status or None."""
-    with _lock:
-        worker = _worker[0] if _worker else None
-    if worker is None:
-        return None
-    try:
-        worker[0].stdin.close()
-    except OSError:
-        pass
-    return worker[0].wait()
 
 
 def pid():

@@ -51,17 +51,12 @@ def _kernel_types():
     return tuple(map(typeof, (f, f, f, np.empty(1, np.int64), True)))
 
 
-def marker_name(job):
-    """The name of what ``job`` compiles, as its ``.ok`` and ``.busy`` files say it."""
-    return job.get("marker") or job.get("what") or "tape_kernel"
-
-
 def run(job):
     """Compile what ``job`` names; return the seconds it took."""
-    from . import disk_cache, warmup
+    from . import compile_process, disk_cache, warmup
     if job.get("kind") not in ("sweep", "kernel", "piece"):
         raise ValueError(f"unknown job kind {job.get('kind')!r}")
-    what = marker_name(job)
+    what = compile_process.marker_name(job)
     busy = disk_cache.busy_file(Path(job["path"]), what)
     busy.write_text(str(os.getpid()))  # other processes wait for this compile, not repeat it
     try:

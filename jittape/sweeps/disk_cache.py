@@ -119,7 +119,12 @@ def load(prefix, source_for):
 def marker(module, what):
     """The file that records that ``what`` of ``module`` compiled once in this cache."""
     path = getattr(module, "__jittape_path__", None)
-    return None if path is None else path.with_name(f"{path.stem}.{what}.ok")
+    return None if path is None else ok_file(path, what)
+
+
+def ok_file(path, what):
+    """The marker file of ``what`` of the generated module at ``path``."""
+    return path.with_name(f"{path.stem}.{what}.ok")
 
 
 def busy_file(path, what):

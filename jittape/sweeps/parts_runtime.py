@@ -52,7 +52,7 @@ class Partwise:
         self.run, self.parts = run, tuple(parts)
         self.call = None  # once compiled: the runner with the addresses bound
         self.__doc__ = run.__doc__
-        self._lock = threading.Lock()  # the compile thread (jittape.sweeps.tiers) and the caller
+        self._lock = threading.Lock()  # the callers' threads: one compiles, the others wait
 
     def __call__(self, *args):
         if self.call is None:

@@ -103,7 +103,7 @@ def submit(job, finish=None, describe=None, low=False):
     ``describe``: what compiles, for the notice on stderr (None: no notice); ``low``: after
     the jobs that callers wait for (:func:`jittape.sweeps.compile_process.submit`)."""
     path = Path(job["path"])
-    what = job.get("marker") or job.get("what") or "tape_kernel"
+    what = compile_process.marker_name(job)
     pid = disk_cache.compiling_elsewhere(path, what)
     if pid is None:
         if describe:
@@ -126,7 +126,7 @@ def submit(job, finish=None, describe=None, low=False):
 def _watch(future, path, what, job):
     """Resolve ``future`` when another process's compile of ``what`` is on disk; submit the
     job here if that process ended without it (polls: the thread holds no GIL meanwhile)."""
-    marker = path.with_name(f"{path.stem}.{what}.ok")
+    marker = disk_cache.ok_file(path, what)
     while not marker.exists() and disk_cache.compiling_elsewhere(path, what) is not None:
         time.sleep(0.05)
     if marker.exists():

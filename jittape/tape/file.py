@@ -88,16 +88,9 @@ def _read(path):
         out_value = data["out_value"]
     except KeyError as e:
         raise TapeFormatError(f"{path} lacks the entry {e}") from None
-    except (ValueError, TypeError, OverflowError, IndexError) as e:  # ill-typed small members
-        raise TapeFormatError(f"{path}: a header member is malformed ({e})") from None
     arrays = TapeArrays(cols["op"], cols["a"], cols["b"], cols["k"], cols["c"], cols["off"],
                         cols["pool"], cols["val"], shapes, inputs)
-    try:
-        validate(arrays, out_id, out_shape)
-    except TapeFormatError:
-        raise
-    except (IndexError, ValueError, TypeError, OverflowError, MemoryError) as e:
-        raise TapeFormatError(f"corrupted tape ({type(e).__name__}: {e})") from None
+    validate(arrays, out_id, out_shape)
     return (arrays, out_id, out_shape, float(out_value) if out_value.ndim == 0 else out_value,
             bool(single))
 
