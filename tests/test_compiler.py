@@ -298,3 +298,28 @@ def test_a_size_one_view_of_a_size_one_record_compiles():
         compiled = jittape.record(f, x).compile()
         np.testing.assert_allclose(compiled.gradient(1.1 * x), jittape.grad(f)(1.1 * x),
                                    rtol=1e-13)
+
+
+@pytest.mark.parametrize("where", ["estimate", "compile"])
+def test_a_tape_whose_compile_raises_stays_interpreted_with_a_notice(monkeypatch, capfd, where):
+    import jittape.api.fastpath as F
+    import jittape.compiler.kernel as C
+    from jittape.sweeps import disk_cache
+
+    def broken(tape):
+        raise RuntimeError("planted")
+    monkeypatch.setattr(disk_cache, "_quiet", [False])
+    monkeypatch.setattr(F, "CACHED_SECONDS", -1.0)
+    monkeypatch.setattr(F, "EARLY_SECONDS", -1.0)
+    if where == "estimate":
+        monkeypatch.setattr(F, "compile_seconds", broken)
+    else:
+        monkeypatch.setattr(F, "compile_seconds", lambda tape: 0.0)
+        monkeypatch.setattr(C, "compile_tape", broken)
+    x = np.linspace(-1, 1, 30)
+    tape = jittape.record(rosen, x)
+    for k in range(4):
+        np.testing.assert_allclose(tape.gradient(x + k), jittape.grad(rosen)(x + k), rtol=1e-12)
+    tiers.wait_compiled()
+    assert not tape.compiled
+    assert "(RuntimeError: planted); it stays interpreted" in capfd.readouterr().err

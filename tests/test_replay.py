@@ -455,3 +455,28 @@ def test_offsets_whose_differences_overflow_are_refused(tmp_path):
     np.savez(tmp_path / "bad.npz", **data)
     with pytest.raises(TapeFormatError, match="negative size|do not span"):
         jittape.load(tmp_path / "bad.npz")
+
+
+def test_a_repeated_member_or_an_object_member_is_refused(tmp_path):
+    import io
+    import zipfile
+    path, data = _saved(tmp_path)
+    twice = tmp_path / "twice.npz"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(twice, "w") as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info))
+        import warnings
+        with warnings.catch_warnings():  # (zipfile warns of the duplicate name)
+            warnings.simplefilter("ignore")
+            dst.writestr("val.npy", src.read("val.npy"))
+    with pytest.raises(TapeFormatError, match="'val.npy' appears twice"):
+        jittape.load(twice)
+    objects = tmp_path / "objects.npz"
+    buf = io.BytesIO()
+    np.save(buf, np.array([1.0, None], dtype=object), allow_pickle=True)
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(objects, "w") as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, buf.getvalue() if info.filename == "pool.npy"
+                         else src.read(info))
+    with pytest.raises(TapeFormatError, match="holds Python objects"):
+        jittape.load(objects)

@@ -194,3 +194,20 @@ def test_one_core_and_an_unwritable_cache_compile_in_the_foreground(monkeypatch)
     monkeypatch.setattr(compile_process, "cores", lambda: 2)
     monkeypatch.setattr(disk_cache, "_memory_only", [True])
     assert not tiers.in_process()
+
+
+def test_a_compile_another_process_is_doing_is_waited_for_not_repeated(tmp_path, monkeypatch):
+    """A .busy file naming a live process (here this one) makes tiers.submit watch for that
+    compile's marker instead of sending the job again."""
+    sent = []
+    monkeypatch.setattr(compile_process, "submit", lambda job, low=False: sent.append(job))
+    path = tmp_path / "jittape_sweeps_x.py"
+    disk_cache.busy_file(path, "reverse_sweep").write_text(str(os.getpid()))
+    loaded = []
+    future = tiers.submit({"kind": "sweep", "path": str(path), "what": "reverse_sweep"},
+                          lambda: loaded.append(True), "a sweep")
+    assert not future.done()
+    threading.Timer(0.2, disk_cache.ok_file(path, "reverse_sweep").write_text, ["1.0\n"]).start()
+    assert future.result(timeout=30) is None and sent == []
+    tiers.wait_compiled()
+    assert loaded == [True]

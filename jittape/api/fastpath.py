@@ -336,6 +336,9 @@ class FastReplay:
                 self._cost = math.inf
                 disk_cache.notice(f"compiling a tape of {self.n_records} records failed "
                                   f"({type(e).__name__}: {e}); it stays interpreted")
+        if self._cost == math.inf:  # refused by the compiler, or its estimate failed:
+            self._tried = True  # the tape stays interpreted, as the notice said
+            return False
         if self._cost <= CACHED_SECONDS:
             return True
         if self._spent <= EARLY_SECONDS:  # (cheap: most calls stop here; a cold compile is
