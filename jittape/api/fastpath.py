@@ -15,6 +15,7 @@ kernel is dropped if it lost: interpreting a tape of a few large array records (
 matrix, BLAS products) can beat the generated kernel.
 """
 
+import functools
 import math
 import sys
 import threading
@@ -55,9 +56,20 @@ class _Work(threading.local):
     constants, a data matrix say, are copied once per thread) and replays from several
     threads never share a buffer. ``val``/``adj``: the interpreter's value and adjoint
     buffers (``adj`` is zeroed per replay outside large constants, whose adjoint slots are
-    never read); ``kval``/``kadj``: the compiled kernel's."""
-    val = adj = kval = kadj = None
+    never read); ``krun``: the compiled kernel bound to its own."""
+    val = adj = None
     run = None  # the interpreted replay over val and adj (FastReplay._interpreter)
+    krun = None  # the compiled kernel's (FastReplay._kernel_run)
+
+
+def _entry_point(dispatcher):
+    """The machine code of ``dispatcher``'s one signature, callable without the dispatcher's
+    argument typing (a fifth of a small tape's call). Replays pass exactly its types:
+    float64 buffers and pool made by the compiler, ``xin`` float64, 1-D and C-contiguous
+    (:meth:`FastReplay._replay`); the dispatcher itself if it has other signatures."""
+    sigs = dispatcher.signatures
+    entry = getattr(dispatcher.overloads.get(sigs[0]), "entry_point", None) if sigs else None
+    return entry if entry is not None and len(sigs) == 1 else dispatcher
 
 
 def _spans_to_zero(t):
@@ -143,8 +155,9 @@ class FastReplay:
         x0 = np.concatenate([t.val[t.off[i]:t.off[i + 1]] for i in t.inputs])
         module = sys.modules[kernel[0].py_func.__module__]
         disk_cache.FirstCall(module, "tape_kernel", f"a compiled tape of {self.n_records} "
-                             f"records")(kernel[1].copy(), np.empty(kernel[3]), x0, kernel[2],
+                             f"records")(kernel[1].copy(), np.empty(kernel[3]), kernel[2], x0,
                                          True)
+        kernel = kernel[:4] + (_entry_point(kernel[0]),)
         self.__dict__.pop("_work", None)  # buffers of another kernel's layout
         self._trial = [math.inf, math.inf, 0] if trial else None
         self._kernel = kernel  # last: replays in other threads see it
@@ -215,15 +228,16 @@ class FastReplay:
             work.adj.fill(0.0)
         return work.adj
 
-    def _kernel_buffers(self, kernel):
-        """This thread's work buffers of ``kernel``: the first thread takes its ``val0``
-        itself, others a copy (constant slots are never written)."""
+    def _kernel_run(self, kernel):
+        """This thread's replay of ``kernel``: ``run(xin, want_grad)`` over its work buffers
+        (the first thread takes ``val0`` itself, others a copy: constant slots are never
+        written), ``xin`` float64, 1-D and C-contiguous (:func:`_entry_point`)."""
         work = self._buffers()
-        if work.kval is None:  # (compile() drops the buffers of an earlier kernel)
+        if work.krun is None:  # (compile() drops the runs of an earlier kernel)
             owner = self.__dict__.setdefault("_val0_owner", threading.get_ident())
-            work.kval = kernel[1] if owner == threading.get_ident() else kernel[1].copy()
-            work.kadj = np.empty(kernel[3])
-        return work.kval, work.kadj
+            val = kernel[1] if owner == threading.get_ident() else kernel[1].copy()
+            work.krun = functools.partial(kernel[4], val, np.empty(kernel[3]), kernel[2])
+        return work.krun
 
     # --- the tiers ---
     def _interpret(self, xin, want_grad):
@@ -288,6 +302,11 @@ class FastReplay:
 
     def _replay(self, xin, want_grad):
         """``(failed guard or -1, value, input adjoints or None)`` from the tape's tier."""
+        work = self.__dict__.get("_work")
+        if work is not None:  # a kernel off trial, already bound in this thread: run it
+            krun = work.krun
+            if krun is not None and self._trial is None and xin.flags.c_contiguous:
+                return krun(xin, want_grad)
         kernel = self._kernel
         if kernel is None:
             pending = self._pending_kernel
@@ -298,11 +317,10 @@ class FastReplay:
             if self._kernel is None:
                 return self._interpret(xin, want_grad)
             kernel = self._kernel
-        if not xin.flags.carray:
-            xin = xin.copy()  # one Numba specialization: contiguous, writeable float64
+        if not xin.flags.c_contiguous:
+            xin = xin.copy()  # what the kernel's entry point takes
         if self._trial is None:
-            val, adj = self._kernel_buffers(kernel)
-            return kernel[0](val, adj, xin, kernel[2], want_grad)
+            return self._kernel_run(kernel)(xin, want_grad)
         return self._timed_kernel(kernel, xin, want_grad)
 
     def _timed_interpret(self, xin, want_grad):
@@ -347,9 +365,9 @@ class FastReplay:
 
     def _timed_kernel(self, kernel, xin, want_grad):
         """A compiled replay on trial against the interpreter (see :data:`TRIAL`)."""
-        val, adj = self._kernel_buffers(kernel)
+        run = self._kernel_run(kernel)
         t0 = time.perf_counter()
-        out = kernel[0](val, adj, xin, kernel[2], want_grad)
+        out = run(xin, want_grad)
         dt = time.perf_counter() - t0
         trial = self._trial
         if trial is not None:  # (None: another thread ended the trial meanwhile)
@@ -367,6 +385,7 @@ class FastReplay:
         if both and all(trial[g] > self._best[g] for g in both):
             self.lost_trial = (tuple(trial[:2]), self._best)
             self._kernel = None
+            self.__dict__.pop("_work", None)  # (its krun would still run the kernel)
 
     # --- the fast path of scalar outputs ---
     def _prepare(self):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .recording import arg_key, arg_name, normalize_argnums
 from .._base.errors import GuardFailure
-from .tape import record_tape
+from .tape import Tape, record_tape
 
 
 @dataclass
@@ -110,14 +110,17 @@ class TapedFunction:
             split = self._nums[nargs] = (nums, tuple(i for i in range(nargs) if i not in nums))
         return split
 
-    def _run(self, args, kwargs, method):
+    def _run(self, args, kwargs, method, direct=None):
+        """``method(tape, xs, val)`` of the tape for ``args``; ``direct(tape, x)`` is the same
+        for a call ``f(x)`` of one array (the Tape method itself: one call fewer)."""
         hot = self._hot  # (shape, front entry) when that was a call f(x) of one array x
         if hot is not None and len(args) == 1 and not kwargs:
             x = args[0]
             if type(x) is np.ndarray and x.shape == hot[0]:  # what _lookup would try first
                 e = hot[1]
                 try:
-                    result = method(e.tape, args, None)
+                    result = (method(e.tape, args, None) if direct is None else
+                              direct(e.tape, x))
                 except GuardFailure:
                     self.stats.guard_failures += 1
                     return self._lookup(args, kwargs, method, e)
@@ -184,11 +187,11 @@ class TapedFunction:
 
     def value_and_grad(self, *args, **kwargs):
         """``(f(*args), gradient)`` as :func:`jittape.value_and_grad` returns them."""
-        return self._run(args, kwargs, _value_and_grad)
+        return self._run(args, kwargs, _value_and_grad, Tape.value_and_gradient)
 
     def grad(self, *args, **kwargs):
         """The gradient part of :meth:`value_and_grad`."""
-        return self._run(args, kwargs, _grad)
+        return self._run(args, kwargs, _grad, Tape.gradient)
 
     def jacobian(self, *args, **kwargs):
         """Jacobian of an array-valued ``f`` w.r.t. its (single) differentiated argument."""

@@ -105,7 +105,7 @@ class _Gen(Layout, Rerolling):
             self._record(i)
         # val and adj are the calling thread's work buffers, reused across replays: the
         # constants stay in val, every other slot is written before it is read
-        lines = ["def tape_kernel(val, adj, xin, pool, want_grad):"]
+        lines = ["def tape_kernel(val, adj, pool, xin, want_grad):"]
         if self.segments:  # (the rerolled loops' scratch lies behind the adjoints)
             lines.append(f"    jac = adj[{self.nadj}:]  # saved values, preaccumulated partials")
         lines.append(f"    offs = pool[{len(t.pool)}:]  # compact value offsets by record id")
@@ -344,7 +344,7 @@ def module_source(tape, body, cache=True, loops=""):
 def compile_tape(tape):
     """Generate, write and import the compiled kernel of a scalar-output ``tape``.
 
-    Returns ``(kernel, val0, pool, nadj)``: ``kernel(val, adj, xin, pool, want_grad) ->
+    Returns ``(kernel, val0, pool, nadj)``: ``kernel(val, adj, pool, xin, want_grad) ->
     (bad, value, gx)`` runs the forward sweep from the concatenated inputs ``xin`` (float64,
     C-contiguous) and, if ``want_grad``, the reverse sweep; ``bad`` is -1 or the failed
     guard's record, ``gx`` (a new array) the concatenated input adjoints. ``val0`` is the
