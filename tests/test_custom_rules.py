@@ -15,6 +15,7 @@ import pytest
 import scipy.optimize as so
 
 import jittape
+from jittape.tape import file as tapefile
 from jittape import GuardFailure, NotDifferentiableError, TapeFormatError
 from jittape.sweeps import opsets
 from jittape.sweeps import tiers
@@ -407,8 +408,8 @@ def test_corrupted_custom_records_are_refused(tmp_path):
     jittape.record(lambda x: np.sum(softplus(x) * log1pexp(x)), np.ones(3)).save(path)
     with np.load(path) as z:
         d = {k: z[k] for k in z.files}
-    begin = np.flatnonzero(d["op"] == BY_NAME["custom_begin"].code)
-    call = np.flatnonzero(d["op"] == BY_NAME["custom_vjp"].code)
+    begin = np.flatnonzero(tapefile.opcodes(d) == BY_NAME["custom_begin"].code)
+    call = np.flatnonzero(tapefile.opcodes(d) == BY_NAME["custom_vjp"].code)
     changes = [
         dict(k=np.where(np.arange(d["k"].size) == begin[0], 0, d["k"]).astype(np.int32)),
         dict(k=np.where(np.arange(d["k"].size) == begin[0], d["k"][begin[0]] + 1,
@@ -480,7 +481,7 @@ def test_call_records_with_a_bad_name_entry_are_refused(tmp_path):
     jittape.record(lambda x: np.sum(softplus(x)), np.ones(3)).save(path)
     with np.load(path) as z:
         d = {k: z[k] for k in z.files}
-    k = int(d["k"][np.flatnonzero(d["op"] == BY_NAME["custom_vjp"].code)[0]])
+    k = int(d["k"][np.flatnonzero(tapefile.opcodes(d) == BY_NAME["custom_vjp"].code)[0]])
     at = k + 2 + 2 * int(d["pool"][k])  # the name's length, then its code points
     for where, value, message in [(at, 10 ** 6, "pool offset out of range"),
                                   (at + 1, -1, "bad name")]:

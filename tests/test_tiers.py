@@ -132,10 +132,16 @@ def test_cold_process_answers_before_its_compile_finishes(tmp_path):
 
 
 # --- the compile process (jittape.sweeps.compile_process) ----------------------------------
+def _generated(tmp_path, source):
+    """A module file named as disk_cache names generated ones (the hash of its source)."""
+    path = tmp_path / f"jittape_sweeps_{disk_cache.digest(source)}.py"
+    path.write_text(source)
+    return path
+
+
 def test_a_job_that_raises_in_the_compile_process_is_reported(tmp_path):
     tiers.wait_compiled()
-    bad = tmp_path / "jittape_sweeps_broken.py"
-    bad.write_text("raise ImportError('planted failure')\n")
+    bad = _generated(tmp_path, "raise ImportError('planted failure')\n")
     job = compile_process.submit({"kind": "sweep", "path": str(bad), "what": "reverse_sweep"})
     with pytest.raises(compile_process.CompileProcessError, match="planted failure"):
         job.result(timeout=120)
@@ -144,20 +150,28 @@ def test_a_job_that_raises_in_the_compile_process_is_reported(tmp_path):
         odd.result(timeout=120)
 
 
+def test_the_compile_process_runs_no_file_whose_name_is_not_the_hash_of_its_source(tmp_path):
+    tiers.wait_compiled()
+    good = _generated(tmp_path, "raise ImportError('was run')\n")
+    planted = good.with_name(good.name.replace("jittape_sweeps_", "jittape_sweeps_0"))
+    good.rename(planted)  # as if another process had edited or planted it
+    job = compile_process.submit({"kind": "sweep", "path": str(planted), "what": "reverse_sweep"})
+    with pytest.raises(compile_process.CompileProcessError, match="not a module jittape gen"):
+        job.result(timeout=120)
+
+
 def test_a_compile_process_that_dies_fails_its_jobs_and_the_next_job_starts_another(tmp_path):
     import signal
     import time
     tiers.wait_compiled()
-    slow = tmp_path / "jittape_sweeps_slow.py"
-    slow.write_text("import time\ntime.sleep(120)\n")
+    slow = _generated(tmp_path, "import time\ntime.sleep(120)\n")
     job = compile_process.submit({"kind": "sweep", "path": str(slow), "what": "reverse_sweep"})
     pid = compile_process.pid()
     time.sleep(0.5)
     os.kill(pid, signal.SIGKILL)
     with pytest.raises(compile_process.CompileProcessError, match="died"):
         job.result(timeout=120)
-    bad = tmp_path / "jittape_sweeps_broken.py"
-    bad.write_text("raise ImportError('second worker')\n")
+    bad = _generated(tmp_path, "raise ImportError('second worker')\n")
     again = compile_process.submit({"kind": "sweep", "path": str(bad), "what": "reverse_sweep"})
     with pytest.raises(compile_process.CompileProcessError, match="second worker"):
         again.result(timeout=120)

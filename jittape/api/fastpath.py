@@ -27,6 +27,7 @@ from ..sweeps import disk_cache, regions, tiers
 from .recording import like_input
 from ..compiler.kernel import CACHED_SECONDS, compile_seconds
 from .._base.errors import GuardFailure
+from .._base.values import real_float64
 from ..optable.table import codes
 from ..sweeps.opsets import for_tape
 
@@ -460,4 +461,4 @@ class FastReplay:
             raise ValueError(f"input shape {np.shape(x)} differs from the recorded shape "
                              f"{shape}; record the function again for this shape "
                              f"(jittape.taped does so automatically)")
-        return np.asarray(x, dtype=np.float64)
+        return real_float64(x, "an input")

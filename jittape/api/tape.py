@@ -17,6 +17,7 @@ from ..tape import file as tapefile
 from ..numpy.active import Active
 from .recording import CONTAINERS, TREE_LEAF, flatten_arg, pack_grads, record_call
 from .._base.errors import NonScalarOutputError
+from .._base.values import real_float64
 from .fastpath import F64, FastReplay, guard_failure
 
 
@@ -175,7 +176,7 @@ class Tape(FastReplay):
         ``xs`` is a tuple of the differentiated arguments; ``cotangent`` has the output's shape.
         """
         val = self._forward(self._flat(tuple(xs))) if _val is None else _val
-        seed = np.asarray(cotangent, dtype=np.float64)
+        seed = real_float64(cotangent, "the cotangent")
         if seed.shape != self.out_shape:
             raise ValueError(f"cotangent shape {seed.shape} differs from the output shape "
                              f"{self.out_shape}")

@@ -11,6 +11,7 @@ values ``val`` have been computed (recorded or replayed).
 import numpy as np
 
 from .._base.errors import NotDifferentiableError
+from .._base.values import real_float64
 from ..optable.table import OPS
 from ..sweeps import regions
 
@@ -44,7 +45,7 @@ def tangent_buffer(tape, tangents):
                         f"{len(tangents)} tangent(s)")
     dot = np.zeros_like(t.val)
     for i, v in zip(t.inputs, tangents):
-        v = np.asarray(v, dtype=np.float64)
+        v = real_float64(v, "a tangent")
         if v.shape != t.shape(i):
             raise ValueError(f"tangent shape {v.shape} differs from its input's shape "
                              f"{t.shape(i)}")

@@ -14,6 +14,7 @@ op with no second-order rule raises :class:`jittape.NotDifferentiableError` nami
 import numpy as np
 
 from .._base.errors import NonScalarOutputError, NotDifferentiableError
+from .._base.values import real_float64
 from .jacobians import tangent_buffer
 from ..optable.table import OPS
 from ..sweeps import regions
@@ -33,7 +34,7 @@ def _output_seed(tape, weights):
     if weights is None:
         _require_scalar(tape)
         return 1.0
-    w = np.asarray(weights, dtype=np.float64)
+    w = real_float64(weights, "weights")
     if w.shape != tuple(tape.out_shape):
         raise ValueError(f"weights have shape {w.shape}; the output's is {tape.out_shape}")
     return w.ravel()

@@ -22,7 +22,6 @@ The process ends when its stdin closes (the caller exited), after the jobs it wa
 that the cache holds them for the next run.
 """
 
-import importlib.util
 import json
 import os
 import sys
@@ -31,12 +30,16 @@ from pathlib import Path
 
 
 def _module(path):
+    """The generated module at ``path``, run from its source once that proved to be what
+    its name (the hash of the source) says (:mod:`jittape.sweeps.trust`)."""
+    from . import disk_cache, trust
     path = Path(path)
     module = sys.modules.get(path.stem)
     if module is None:
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        source = path.read_text()
+        if not path.stem.endswith("_" + disk_cache.digest(source)) or trust.foreign_files(path):
+            raise ValueError(f"{path} is not a module jittape generated (its hash or owner)")
+        module = trust.exec_source(path.stem, path, source)
         module.__jittape_path__ = path
         sys.modules[path.stem] = module
     return module

@@ -15,13 +15,14 @@ compile that has never finished in this cache directory, one after a compile tha
 """
 
 import hashlib
-import importlib.util
 import os
 import sys
 import time
 import types
 import warnings
 from pathlib import Path
+
+from . import trust
 
 NOTICE_SECONDS = 1.0
 _quiet = [os.environ.get("JITTAPE_QUIET", "") not in ("", "0")]
@@ -59,18 +60,28 @@ def notice(message):
         print(f"jittape: {message}", file=sys.stderr, flush=True)
 
 
+def write_atomic(path, text):
+    """Replace ``path``'s content by ``text``: other processes see the old file or the new
+    one, never a part. Raises ``OSError``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def _write(path, source):
     """Write ``source`` to ``path`` unless it is there intact; False if not writable."""
     try:
         if path.exists() and path.read_text() == source:
             return True
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(source)
-        os.replace(tmp, path)  # atomic: other processes see the old file or the new one
+        write_atomic(path, source)
         return True
-    except OSError:
-        return False
+    except (OSError, UnicodeDecodeError):  # (a damaged file is rewritten)
+        try:
+            write_atomic(path, source)
+            return True
+        except OSError:
+            return False
 
 
 def write(prefix, source):
@@ -99,21 +110,53 @@ def load(prefix, source_for):
     if module is not None:
         return module
     path = cache_dir() / f"{name}.py"
-    if not _memory_only and _write(path, source):
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+    on_disk = not _memory_only and _trusted() and _write(path, source)
+    if on_disk and _own_files(path):
+        module = trust.exec_source(name, path, source)
     else:
-        if not _memory_only:
-            _memory_only.append(True)
-            warnings.warn(f"jittape: cache directory {cache_dir()} is not writable; compiling "
-                          f"in memory (set JITTAPE_CACHE_DIR to a writable directory to keep "
-                          f"compiled code across runs)", RuntimeWarning, stacklevel=3)
+        if not on_disk and not _memory_only:
+            _fall_back(f"cache directory {cache_dir()} is not writable", "a writable directory")
         module = types.ModuleType(name)
         exec(compile(source_for(False), f"<jittape {name}>", "exec"), module.__dict__)
-    module.__jittape_path__ = None if _memory_only else path
+        path = None
+    module.__jittape_path__ = path
     sys.modules[name] = module
     return module
+
+
+def _fall_back(why, fix):
+    """Compile in memory from now on, saying once why and what to do."""
+    _memory_only.append(True)
+    warnings.warn(f"jittape: {why}; compiling in memory (set JITTAPE_CACHE_DIR and "
+                  f"NUMBA_CACHE_DIR to {fix} to keep compiled code across runs)",
+                  RuntimeWarning, stacklevel=4)
+
+
+_checked = {}  # (cache directory, Numba's) -> whether they may hold code this process runs
+
+
+def _trusted():
+    """Whether the cache directories belong to this user alone (:mod:`.trust`); else one
+    warning, and every module compiles in memory."""
+    dirs = (cache_dir(), trust.numba_root())
+    if dirs not in _checked:
+        why = next(((d, r) for d in dirs if d is not None
+                    for r in [trust.untrusted(d)] if r), None)
+        _checked[dirs] = why is None
+        if why is not None:
+            _fall_back(f"not loading compiled code from {why[0]}: {why[1]}",
+                       f"directories only you can write (or chmod go-w {why[0]})")
+    return _checked[dirs]
+
+
+def _own_files(path):
+    """Whether the files of the module at ``path`` are this user's alone; else a notice,
+    and this module compiles in memory."""
+    bad = trust.foreign_files(path)
+    if bad:
+        notice(f"not loading {bad[0]}: it is not yours alone (owner or permissions); "
+               f"compiling {path.stem} in memory. Remove the file (or chmod go-w it)")
+    return not bad
 
 
 def marker(module, what):

@@ -182,24 +182,35 @@ def _module_for(codes, what):
     return codes, module(codes)
 
 
-def _disk_sets():
+def _index_lines():
+    """The valid lines of the cache's ``opsets.txt`` (comma-separated op names of a set this
+    or another process compiled). A damaged index (bytes that are not UTF-8, unknown names,
+    another process's half-written line) is data, not an error: its valid lines are kept and
+    the file rewritten with them."""
+    path = disk_cache.cache_dir() / _INDEX
     try:
-        text = (disk_cache.cache_dir() / _INDEX).read_text()
+        raw = path.read_bytes()
     except OSError:
         return []
-    sets = []
-    for line in text.splitlines():
-        codes = [BY_NAME[n].code if n in BY_NAME else None for n in line.split(",")]
-        if codes and None not in codes:
-            sets.append(frozenset(codes))
-    return sets
+    lines = raw.decode("utf-8", errors="replace").splitlines()
+    good = [ln for ln in lines if ln and all(n in BY_NAME for n in ln.split(","))]
+    if len(good) != len(lines):
+        try:
+            disk_cache.write_atomic(path, "".join(ln + "\n" for ln in good))
+        except OSError:
+            pass
+    return good
+
+
+def _disk_sets():
+    return [frozenset(BY_NAME[n].code for n in line.split(",")) for line in _index_lines()]
 
 
 def remember(codes):
     line = ",".join(OPS[c].name for c in sorted(codes))
     path = disk_cache.cache_dir() / _INDEX
     try:
-        if path.exists() and line in path.read_text().splitlines():
+        if line in _index_lines():
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a") as f:

@@ -11,17 +11,21 @@ any check raises :class:`TapeFormatError`, never a crash in the sweep. Loading u
 import numpy as np
 
 from .._base.errors import TapeFormatError
-from ..optable.table import OPS, codes
+from ..optable.table import BY_NAME, OPS, codes
 from ..optable.entry import BINARY, CALL, COMPARE, LEAF, REGION, SELECT, STRUCTURED, TERNARY, UNARY
 from .archive import read_members
 from .arrays import TapeArrays
+from .v1_opcodes import V1_NAMES
 
 MAGIC = "jittape-tape"
-VERSION = 1
+#: Version 2 stores the names of the ops it uses (``opnames``) and opcodes as positions in
+#: that list, so a file means the same program whatever the op table's order; version 1
+#: stored opcodes of the table itself (read through :data:`V1_NAMES`).
+VERSION = 2
 _COLUMNS = ("op", "a", "b", "k", "c", "off", "pool", "val")
 #: Every member of a tape file (``save`` writes them all; ``read`` refuses any other).
-_MEMBERS = ("magic", "version") + _COLUMNS + ("inputs", "shape_ids", "shape_dims",
-                                              "shape_data", "out", "out_shape", "out_value")
+_MEMBERS = ("magic", "version", "opnames") + _COLUMNS + (
+    "inputs", "shape_ids", "shape_dims", "shape_data", "out", "out_shape", "out_value")
 
 
 def save(tape, path):
@@ -30,8 +34,11 @@ def save(tape, path):
     shaped = sorted(t.shapes)
     dims = [len(t.shapes[i]) for i in shaped]
     out_value = np.asarray(0.0 if tape.out_value is None else tape.out_value, dtype=np.float64)
+    used, op = np.unique(t.op, return_inverse=True)
+    columns = {name: getattr(t, name) for name in _COLUMNS}
+    columns["op"] = op.astype(np.int32)
     np.savez(path, magic=np.array(MAGIC), version=np.array(VERSION),
-             **{name: getattr(t, name) for name in _COLUMNS},
+             opnames=np.array([OPS[c].name for c in used.tolist()], dtype=str), **columns,
              inputs=np.asarray(t.inputs, dtype=np.int64),
              shape_ids=np.asarray(shaped, dtype=np.int64),
              shape_dims=np.asarray(dims, dtype=np.int64),
@@ -63,9 +70,10 @@ def _read(path):
     data = read_members(path, _MEMBERS)
     if str(data.get("magic", "")) != MAGIC:
         raise TapeFormatError(f"{path} is not a jittape tape (no '{MAGIC}' marker)")
-    if int(data.get("version", -1)) != VERSION:
-        raise TapeFormatError(f"{path} has tape format version {data.get('version')}; this "
-                              f"jittape reads version {VERSION}")
+    version = data.get("version", np.array(-1))
+    if version.dtype.kind not in "iu" or version.shape != () or int(version) not in (1, 2):
+        raise TapeFormatError(f"{path} has tape format version {version}; this jittape reads "
+                              f"versions 1 and {VERSION}")
     try:
         dtypes = dict(op=np.int32, a=np.int32, b=np.int32, k=np.int32, c=np.float64,
                       off=np.int64, pool=np.int64, val=np.float64)
@@ -88,11 +96,54 @@ def _read(path):
         out_value = data["out_value"]
     except KeyError as e:
         raise TapeFormatError(f"{path} lacks the entry {e}") from None
+    cols["op"] = _opcodes(cols["op"], _names(data, int(version)))
     arrays = TapeArrays(cols["op"], cols["a"], cols["b"], cols["k"], cols["c"], cols["off"],
                         cols["pool"], cols["val"], shapes, inputs)
     validate(arrays, out_id, out_shape)
     return (arrays, out_id, out_shape, float(out_value) if out_value.ndim == 0 else out_value,
             bool(single))
+
+
+def opcodes(members):
+    """Today's opcodes of a tape file's records, from its ``members`` (``{name: ndarray}``,
+    as ``np.load`` gives them): the ``op`` column mapped through the file's op names.
+    Raises :class:`TapeFormatError` as :func:`read` does."""
+    return _opcodes(members["op"], _names(members, int(members["version"])))
+
+
+def _names(data, version):
+    """The op names a file's opcodes index: its own ``opnames`` (version 2), or the frozen
+    version-1 table."""
+    if version == 1:
+        if "opnames" in data:
+            raise TapeFormatError("a version-1 tape has no member 'opnames'")
+        return V1_NAMES
+    names = data["opnames"]
+    if names.dtype.kind != "U" or names.ndim != 1 or len(names) > len(OPS):
+        raise TapeFormatError("'opnames' must be a 1-D array of at most "
+                              f"{len(OPS)} op names")
+    names = names.tolist()
+    if len(set(names)) != len(names):
+        raise TapeFormatError("'opnames' names an op twice")
+    unknown = [n for n in names if n not in BY_NAME]
+    if unknown:
+        raise TapeFormatError(f"the tape uses op(s) {', '.join(map(repr, unknown))}, unknown to "
+                              f"this jittape (saved by a newer version?)")
+    return names
+
+
+def _opcodes(op, names):
+    """Today's opcodes of a file's ``op`` column, whose entries index ``names``."""
+    bad = (op < 0) | (op >= len(names))
+    if bad.any():
+        _fail(int(np.argmax(bad)), f"field op: {int(op[np.argmax(bad)])} names no op of the "
+                                   f"file's {len(names)}")
+    today = np.array([BY_NAME[n].code if n in BY_NAME else -1 for n in names] + [-1],
+                     dtype=np.int32)[op]
+    if (today < 0).any():  # (version 1 only: its table names an op this jittape lacks)
+        i = int(np.argmax(today < 0))
+        _fail(i, f"field op: op {names[op[i]]!r} is unknown to this jittape")
+    return today
 
 
 def _fail(i, why):

@@ -1,0 +1,87 @@
+"""The compile cache is data, not code, unless it is yours.
+
+Loading Numba's cached machine code unpickles its index (``.nbi``) and links its object
+files (``.nbc``): whoever can write them runs code in the next process that loads them. So,
+as ssh does with its keys, jittape loads compiled artifacts only from cache directories that
+belong to the current user and that no one else can write (:func:`untrusted`), and only
+files of the module being loaded that are the user's (:func:`foreign_files`); otherwise the
+module compiles in memory, with one notice naming the directory and the fix. Generated
+Python is never imported through a ``.pyc``: :func:`exec_source` runs the source text jittape
+has just generated (and compared with the file, whose name is its hash).
+
+Where a platform has no owners (``os.getuid`` missing: Windows), nothing is checked.
+"""
+
+import os
+import types
+from pathlib import Path
+
+#: Permission bits that let others than the owner change a directory's entries.
+_OTHERS_WRITE = 0o022
+
+
+def _owner_only(st):
+    return st.st_uid == os.getuid() and not st.st_mode & _OTHERS_WRITE
+
+
+def numba_root():
+    """Where Numba keeps the machine code of the generated modules: ``NUMBA_CACHE_DIR``
+    when set, else ``__pycache__`` beside them (Numba's own rule, ``numba.core.caching``)."""
+    env = os.environ.get("NUMBA_CACHE_DIR")
+    return Path(env) if env else None
+
+
+def untrusted(directory):
+    """Why ``directory`` may not hold code this process loads (a sentence), or None: it
+    must be owned by this user and writable by no one else. A missing directory is created
+    readable by its owner alone."""
+    if not hasattr(os, "getuid"):
+        return None
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = directory.stat()
+    except OSError:
+        return None  # not writable: the caller's in-memory fallback deals with it
+    if st.st_uid != os.getuid():
+        return f"it belongs to user id {st.st_uid}, not to this user ({os.getuid()})"
+    if st.st_mode & _OTHERS_WRITE:
+        return f"others can write to it (mode {st.st_mode & 0o777:o})"
+    return None
+
+
+def foreign_files(path):
+    """The files of the generated module at ``path`` (its source, Numba's index and data
+    files of it) that are not this user's own or that others may write, if any; a file in
+    a directory that others cannot even enter (mode ``0o700``) may be group-writable."""
+    if not hasattr(os, "getuid"):
+        return []
+    roots = [path.parent / "__pycache__"] + ([numba_root()] if numba_root() else [])
+    files = [path] + [f for r in roots if r.is_dir() for f in r.rglob(f"{path.stem}.*")]
+    private = _private(path.parent)
+    bad = []
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        if st.st_uid != os.getuid() or (st.st_mode & _OTHERS_WRITE and not private):
+            bad.append(f)
+    return bad
+
+
+def _private(directory):
+    try:
+        st = directory.stat()
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & 0o077
+
+
+def exec_source(name, path, source):
+    """A new module ``name`` run from ``source`` (the text of the file ``path``, which
+    Numba's cache locates by the functions' ``co_filename``): no ``.pyc`` is read or
+    written, so a planted one is never run."""
+    module = types.ModuleType(name)
+    module.__file__ = str(path)
+    exec(compile(source, str(path), "exec"), module.__dict__)
+    return module
