@@ -46,6 +46,22 @@ CASES = {
     "std and var of lists": lambda x: np.std([x[0], x[1] + 2, x[2]]) + np.var((x, 3 * x),
                                                                                  axis=0)[1],
     "append to a list": lambda x: np.sum(np.append([1.0, x[0], 3.0], x[1:]) ** 2),
+    # sequences mixing active arrays, active scalars, arrays and numbers (issue 27, item 2)
+    "concatenate an array and a list of scalars": lambda x: np.sum(np.concatenate(
+        [x[1:] ** 2 - x[:-1], [x[0] - 1.0, x[-1] + 1.0]]) ** 2),
+    "concatenate nested tuples": lambda x: np.sum(np.concatenate(([x[0]], (x[1], 2.0), x))
+                                                  ** 3),
+    "concatenate without a top-level active": lambda x: np.sum(np.concatenate(
+        [[x[0], 1.0], C32[:, 0]]) ** 2),
+    "stack of scalars and lists": lambda x: np.sum(np.stack([x[:2], [x[2], 1.0]]) ** 3) +
+    np.sum(np.stack([x[0], 1.0, x[1] * x[2]]) ** 2),
+    "hstack, vstack, dstack of mixed lists": lambda x: np.sum(np.hstack([x, [x[0], 2.0], 3.0])
+                                                              ** 2) + np.sum(np.vstack(
+        [x[:2], [x[1], 2.0]]) ** 3) + np.sum(np.dstack([x[:2], (1.0, x[2])]) ** 2),
+    "column_stack of mixed lists": lambda x: np.sum(np.column_stack([x[:2], [x[1], 2.0]]) ** 3),
+    "block of mixed leaves": lambda x: np.sum(np.block([[np.outer(x[:2], x), C32[:2, :1]],
+                                                        [x, 5.0]]) ** 3),
+    "append a list of actives": lambda x: np.sum(np.append(x, [x[0] * x[1], 2.0]) ** 2),
     # an integer cast has NumPy's value and no derivative (autograd's test_cast_to_int)
     "cast to int": lambda x: np.sum(np.array([x, x ** 2])[np.int64(x * 0.6)]) + np.sum(
         (x * 0.7).astype(int) * x),

@@ -176,9 +176,12 @@ def to_active(v):
 
 def as_operand(x):
     """``x`` where a NumPy function takes one array: a list or tuple holding actives (at
-    any depth) as one active array, NumPy's ``np.asarray`` of it; anything else unchanged."""
+    any depth), or an object array of them, as one active array, NumPy's ``np.asarray`` of
+    it; anything else unchanged."""
     if type(x) in (list, tuple) and _holds_active(x):
         return from_objects(np.array(x, dtype=object))
+    if type(x) is np.ndarray and x.dtype == object:
+        return from_objects(x)
     return x
 
 

@@ -18,7 +18,9 @@ from .active import Active, broadcast_to, const, flat_index, where
 from .reductions import sum_
 from .shaping import (NOVALUE, alias, check_dtype, check_out, const_array, has_active,
                       ravel_any, rearrange, refuse_active, shape_probe, take_flat, unsupported,
-                      primal_array, with_extra, concatenate, normalize_axis_index, stack)
+                      primal_array, reshape_any, with_extra, concatenate, normalize_axis_index,
+                      stack)
+from .object_arrays import as_operand
 from .views import link_view, probe_of, rearranged_view, track
 
 
@@ -156,7 +158,7 @@ dsplit = _splitter(np.dsplit, "dsplit", False)
 
 def _stack_check(fname, tup, dtype):
     check_dtype(fname, dtype)
-    return list(tup)
+    return [as_operand(a) for a in tup]  # (mixed lists: [x[0], 2.0])
 
 
 def hstack(tup, *, dtype=None, casting="same_kind"):
@@ -192,6 +194,31 @@ def column_stack(tup):
                 v = np.atleast_2d(v).T
         arrays.append(v)
     return concatenate(arrays, axis=1)
+
+
+def block(arrays):
+    """``np.block``: the innermost lists' blocks concatenated along the last axis, the next
+    lists' along the second-last, and so on, every block first given the result's rank by
+    leading axes of length 1 (NumPy's rule, ``numpy.block`` docs); one CONCAT record per
+    list. Blocks may be actives, arrays, numbers or lists mixing them."""
+    expected = np.block(_primal_blocks(arrays))  # NumPy's checks and errors
+    depth = 0
+    inner = arrays
+    while type(inner) is list:
+        depth, inner = depth + 1, inner[0]
+
+    def build(a, level):
+        if type(a) is list:
+            return concatenate([build(e, level + 1) for e in a], axis=level - depth)
+        a = as_operand(a)
+        shape = np.shape(primal_array(a))
+        return reshape_any(a, (1,) * (expected.ndim - len(shape)) + shape)
+    out = build(arrays, 0)
+    return out if isinstance(out, Active) else expected
+
+
+def _primal_blocks(a):
+    return [_primal_blocks(e) for e in a] if type(a) is list else primal_array(as_operand(a))
 
 
 def _as_tuple(r):
@@ -401,5 +428,5 @@ dispatch.FUNCTIONS.update({
     np.append: append, np.delete: delete, np.copy: copy, np.pad: pad, np.take: take,
     np.take_along_axis: take_along_axis, np.diag: diag, np.diagonal: diagonal,
     np.trace: trace, np.tril: tril, np.triu: triu, np.diff: diff,
-    np.concatenate: concatenate, np.stack: stack,
+    np.concatenate: concatenate, np.stack: stack, np.block: block,
 })

@@ -232,7 +232,7 @@ def concatenate(arrays, axis=0, out=None, **kw):
     record whose adjoint hands each part its slice."""
     if out is not None or kw.get("dtype") is not None:
         raise NotDifferentiableError("np.concatenate(out=/dtype=) on active values")
-    arrays = list(arrays)
+    arrays = [as_operand(a) for a in arrays]  # (mixed lists: [x[0] - 1.0, 2.0])
     t = tape_of(*arrays)
     if len(arrays) == 1 and isinstance(arrays[0], Active) and np.ndim(arrays[0]._v):
         np.concatenate([shape_probe(np.shape(arrays[0]._v))], axis=axis)  # NumPy's checks
@@ -252,7 +252,7 @@ def concatenate(arrays, axis=0, out=None, **kw):
 
 def stack(arrays, axis=0, out=None, **kw):
     """``np.stack``: a concatenation of the arrays with a new axis."""
-    arrays = list(arrays)
+    arrays = [as_operand(a) for a in arrays]
     shape = np.shape(arrays[0]._v if isinstance(arrays[0], Active) else arrays[0])
     axis = axis % (len(shape) + 1)
     new = shape[:axis] + (1,) + shape[axis:]
