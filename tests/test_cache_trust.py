@@ -114,6 +114,24 @@ def test_a_planted_pyc_beside_a_generated_module_is_never_run(warmed, tmp_path):
     np.testing.assert_allclose(g, EXPECTED, rtol=1e-14)
 
 
+def test_bytecode_that_is_not_of_the_generated_source_is_never_run(warmed, tmp_path):
+    """jittape keeps a generated module's bytecode beside it, bound to the SHA-256 of its
+    source: bytecode of other source (planted, or of an edited file) is compiled again."""
+    import marshal
+    from jittape.sweeps import trust
+    marker = tmp_path / "ran"
+    codes = list((warmed / "jt").glob("jittape_*.code"))
+    assert codes and len(codes) == len(list((warmed / "jt").glob("jittape_*.py")))
+    for c in codes:
+        planted = compile(f"open({str(marker)!r}, 'w').write('ran')\n", "x", "exec")
+        c.write_bytes(b"\0" * 36 + marshal.dumps(planted))  # a header of another source
+    g, _ = _run(warmed)
+    assert not marker.exists()
+    np.testing.assert_allclose(g, EXPECTED, rtol=1e-14)
+    py = next((warmed / "jt").glob("jittape_sweeps_*.py"))
+    assert trust.code_file(py).read_bytes()[:32] != b"\0" * 32  # rewritten
+
+
 def test_a_damaged_opsets_index_is_ignored_and_rewritten(warmed, tmp_path):
     cache = warmed
     index = cache / "jt" / "opsets.txt"
