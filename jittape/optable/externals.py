@@ -26,6 +26,8 @@ library (``numba_ez_xxxevd``, ..., registered with LLVM by Numba itself): helper
 own choice of driver and options, so a replay reproduces NumPy's values bit for bit.
 """
 
+import numpy as np
+
 #: helper name -> (cython_special name, number of float64 arguments); the result is float64.
 EXTERNALS = {f"cs_{name}": (name, nargs) for name, nargs in (
     ("gamma", 1), ("rgamma", 1), ("psi", 1), ("gammaln", 1), ("gammainc", 2),
@@ -51,6 +53,68 @@ LAPACK = {
     "lapack_orgqr": ("numba_ez_xxgqr", "intc", ("char", "intp", "intp", "intp", "float64*",
                                                 "intp", "float64*")),
 }
+
+
+#: BLAS through Numba's own binding of SciPy's (the routines Numba's ``np.dot`` calls), so that
+#: the products compile without ``np.dot``'s per-layout implementations (the reverse part of
+#: ``matmul`` took 3.9 s to compile through four of them) and give the bits ``np.dot`` gave.
+#: Same form as :data:`LAPACK`; the interpreted tier runs :func:`py_blas_gemm` and
+#: :func:`py_blas_gemv` instead (column-major, as BLAS: Fortran's ``dgemm``, ``dgemv``).
+BLAS = {
+    # gemm(kind, transa, transb, m, n, k, alpha*, a*, lda, b*, ldb, beta*, c*, ldc)
+    "blas_gemm": ("numba_xxgemm", "intc", ("char", "char", "char", "intp", "intp", "intp",
+                                           "float64*", "float64*", "intp", "float64*", "intp",
+                                           "float64*", "float64*", "intp")),
+    # gemv(kind, trans, m, n, alpha*, a*, lda, x*, beta*, y*): unit strides
+    "blas_gemv": ("numba_xxgemv", "intc", ("char", "char", "intp", "intp", "float64*",
+                                           "float64*", "intp", "float64*", "float64*",
+                                           "float64*")),
+}
+#: Every external called by symbol: LAPACK drivers and BLAS routines.
+BY_SYMBOL = {**LAPACK, **BLAS}
+
+
+def _colmajor(ptr, rows, cols, ld):
+    """The column-major ``(rows, cols)`` matrix of leading dimension ``ld`` at ``ptr`` (an
+    array's ``ctypes`` attribute, as the interpreted tier passes it), as a strided view."""
+    import ctypes
+    if rows == 0 or cols == 0:
+        return np.zeros((rows, cols))
+    n = ld * (cols - 1) + rows
+    flat = np.ctypeslib.as_array(ctypes.cast(ptr.data, ctypes.POINTER(ctypes.c_double)), (n,))
+    return np.lib.stride_tricks.as_strided(flat, (rows, cols), (8, 8 * ld))
+
+
+def _scalar(ptr):
+    return float(_colmajor(ptr, 1, 1, 1)[0, 0])
+
+
+def py_blas_gemm(kind, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+    """:data:`BLAS`'s ``gemm`` in NumPy: ``C = alpha op(A) op(B) + beta C`` (``beta`` 0:
+    ``C`` not read). Computed as its row-major transpose ``C^T = op(B)^T op(A)^T``, the
+    product of the C-ordered blocks the compiled kernels name, so that NumPy makes the same
+    BLAS call on them and both tiers give the same bits."""
+    ta, tb = transa in (84, 116), transb in (84, 116)  # 'T', 't'
+    opa = _colmajor(a, k, m, lda).T if ta else _colmajor(a, m, k, lda)
+    opb = _colmajor(b, n, k, ldb).T if tb else _colmajor(b, k, n, ldb)
+    out = _colmajor(c, m, n, ldc)
+    bet = _scalar(beta)
+    prod = opb.T @ opa.T
+    out.T[...] = _scalar(alpha) * prod + (bet * out.T if bet != 0.0 else 0.0)
+    return 0
+
+
+def py_blas_gemv(kind, trans, m, n, alpha, a, lda, x, beta, y):
+    """:data:`BLAS`'s ``gemv`` in NumPy: ``y = alpha op(A) x + beta y``, as the product of
+    the C-ordered block ``A^T`` (the compiled kernels' matrix) and the vector."""
+    t = trans in (84, 116)
+    rows = _colmajor(a, m, n, lda).T  # (n, m), C-ordered when lda == m
+    xv = _colmajor(x, m if t else n, 1, max(m if t else n, 1))[:, 0]
+    yv = _colmajor(y, n if t else m, 1, max(n if t else m, 1))[:, 0]
+    prod = rows @ xv if t else xv @ rows
+    bet = _scalar(beta)
+    yv[...] = _scalar(alpha) * prod + (bet * yv if bet != 0.0 else 0.0)
+    return 0
 
 
 def _numba_type(name):
@@ -107,11 +171,11 @@ def source(names, decorator):
     if not names:
         return ""
     out = ["from numba import types as _nbt\nfrom jittape.optable.externals import bind as _bind"]
-    for helper in sorted(n for n in names if n in LAPACK):
-        symbol, result, args = LAPACK[helper]
+    for helper in sorted(n for n in names if n in BY_SYMBOL):
+        symbol, result, args = BY_SYMBOL[helper]
         sig = f"{_numba_type(result)}({', '.join(map(_numba_type, args))})"
         out.append(f"{helper} = _nbt.ExternalFunction({symbol!r}, {sig})\n")
-    for helper in sorted(n for n in names if n not in LAPACK):
+    for helper in sorted(n for n in names if n not in BY_SYMBOL):
         name, nargs = EXTERNALS[helper]
         params = ", ".join(f"x{i}" for i in range(nargs))
         sig = "_nbt.float64(" + "_nbt.float64, " * nargs + "_nbt.intc)"
@@ -123,8 +187,10 @@ def source(names, decorator):
 def python_source(names):
     """The same names for the interpreted tier (:mod:`jittape.sweeps.tiers`): SciPy's ufuncs, which
     run the same C kernels on a float, so both tiers give the same bits."""
-    names = [n for n in sorted(names) if n not in LAPACK]  # LAPACK drivers: compiled only
-    if not names:
-        return ""
-    return "import scipy.special as _sp\n" + "".join(
-        f"{helper} = _sp.{EXTERNALS[helper][0]}\n" for helper in names)
+    blas = [n for n in sorted(names) if n in BLAS]
+    names = [n for n in sorted(names) if n in EXTERNALS]  # LAPACK drivers: compiled only
+    out = "".join(f"from jittape.optable.externals import py_{n} as {n}\n" for n in blas)
+    if names:
+        out += "import scipy.special as _sp\n" + "".join(
+            f"{helper} = _sp.{EXTERNALS[helper][0]}\n" for helper in names)
+    return out

@@ -24,6 +24,8 @@ runner every set shares and a part per op, each compiled once per machine in the
 process when a cold set is compiled; such a set loads and compiles nothing.
 """
 
+from concurrent import futures
+
 from . import composed, disk_cache, tiers
 from .codegen import sweep_source
 from ..optable.table import BY_NAME, OPS, swept
@@ -72,8 +74,10 @@ class Sweeps:
             job = jobs.get(what)
             if job is None:
                 if not (tiers.small(args) and tiers.in_process()) or self._ready(what):
+                    if what == "forward_sweep":
+                        self._prefetch("reverse_sweep")
                     return compiled(*args)  # cached machine code loads faster than tier 0
-                job = self._submit(what, compiled, tiers.snapshot(args))
+                job = self._submit(what, tiers.snapshot(args), compiled)
                 if job is None:  # the cache directory is not writable
                     return compiled(*args)
                 jobs[what] = job
@@ -81,6 +85,7 @@ class Sweeps:
                 ok, out = tiers.run(self.codes, what, args) if tiers.small(args) else (0, 0)
                 if ok:
                     return out
+                futures.wait([job])  # (compiling it here as well would take longer)
             if job.exception() is not None and what not in failed:
                 failed.add(what)
                 disk_cache.notice(f"the compile process failed on the {what.replace('_', ' ')}"
@@ -97,10 +102,20 @@ class Sweeps:
             compiled_on_disk(s, what) for s in _disk_sets() + [self.codes] if self.codes <= s
         ) or composed.composable(self.codes, what)
 
-    def _submit(self, what, compiled, args):
+    def _prefetch(self, what):
+        """A large tape's cold forward sweep compiles here: have the compile process compile
+        sweep ``what`` (the reverse sweep a gradient calls next) on the other core meanwhile,
+        so that the first gradient waits for the longer of the two compiles, not their sum."""
+        if what not in self._jobs and tiers.in_process() and not self._ready(what):
+            job = self._submit(what)
+            if job is not None:
+                self._jobs[what] = job
+
+    def _submit(self, what, args=None, compiled=None):
         """Compile sweep ``what`` in the compile process (its Future; None if the cache
         directory is not writable); ``args``: a snapshot of the first call's arguments, for
-        :func:`jittape.sweeps.tiers.wait_compiled` to load it with."""
+        :func:`jittape.sweeps.tiers.wait_compiled` to load it with ``compiled`` (None:
+        nothing to load until the sweep's first call)."""
         remember(self.codes)
         source = sweep_source([OPS[c] for c in sorted(self.codes)])
         try:
@@ -108,7 +123,8 @@ class Sweeps:
         except OSError:
             return None
         job = {"kind": "sweep", "path": str(path), "what": what}
-        future = tiers.submit(job, lambda: compiled(*args), _describe(self.codes, what))
+        finish = None if compiled is None else (lambda: compiled(*args))
+        future = tiers.submit(job, finish, _describe(self.codes, what))
         _pieces_later(self.codes, what)
         return future
 

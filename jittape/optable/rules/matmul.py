@@ -14,20 +14,42 @@ from ..entry import pool_at, structured
 
 
 # --- (batched) matrix product, pool[k:] = m, kk, n, batch ---------------------------------
-# Products of at least BLAS_MIN multiply-adds go to BLAS (Numba's np.dot on C-ordered
-# views of the flat buffers: gemm, or gemv for a matrix-vector product); smaller ones loop,
-# where a BLAS call's overhead (about a microsecond, and a temporary) would dominate.
-# Rank-1 updates (the adjoint of the matrix in a matrix-vector product) always loop: they
-# are memory-bound and BLAS offers nothing Numba can call for them.
+# Products of at least BLAS_MIN multiply-adds go to BLAS (gemm, or gemv for a matrix-vector
+# product: the routines and arguments Numba's np.dot uses, called by symbol, BLAS in
+# jittape.optable.externals, so that they compile in a fraction of np.dot's time); smaller
+# ones loop, where a BLAS call's overhead (about a microsecond, and a temporary) would
+# dominate. Rank-1 updates (the adjoint of the matrix in a matrix-vector product) always
+# loop: they are memory-bound and BLAS offers nothing Numba can call for them.
 BLAS_MIN = 4096.0  # a float: generated modules copy float constants only
-#: Compiled once per module instead of inlined into each branch: inlined, their np.dot
-#: calls made the tangent and HVP sweeps of a set with matmul compile 3x longer.
+#: Compiled once per module instead of inlined into each branch (fewer copies to compile).
 OUTLINED = ("matmul_into", "matmul_transposed")
 
 
-def mat(buf, i, r, c):
-    # the (r, c) C-ordered block of buf at i, as a view
-    return buf[i:i + r * c].reshape((r, c))
+def gemm_rows(x, ia, y, ib, out, io, m, kk, nn, ta, tb, ab):
+    # out[io:io + m * nn] = op(X) op(Y) as C-ordered blocks: op(X) (m, kk) at x[ia], stored
+    # (kk, m) if ta; op(Y) (kk, nn) at y[ib], stored (nn, kk) if tb; ab = [1, 0] (alpha,
+    # beta). BLAS sees row-major blocks as their column-major transposes: out^T = op(Y)^T
+    # op(X)^T, Numba's np.dot's own call
+    blas_gemm(100, 84 if tb else 78, 84 if ta else 78, nn, m, kk, ab[0:].ctypes,  # noqa: F821
+              y[ib:].ctypes, kk if tb else nn, x[ia:].ctypes, m if ta else kk,
+              ab[1:].ctypes, out[io:].ctypes, nn)
+
+
+def gemv_rows(a, ia, rows, cols, v, iv, out, io, trans, ab):
+    # out[io:] = A v (trans: A^T v) for the (rows, cols) C-ordered block A at a[ia]: BLAS
+    # sees A as the column-major A^T, so A v is its transposed product
+    blas_gemv(100, 78 if trans else 84, cols, rows, ab[0:].ctypes, a[ia:].ctypes,  # noqa
+              cols, v[iv:].ctypes, ab[1:].ctypes, out[io:].ctypes)
+
+
+def mat_product(x, qa, y, qb, z, qz, m, kk, nn, ab):
+    # z[qz:] = X @ Y for the (m, kk) block X at x[qa], the (kk, nn) block Y at y[qb]
+    if nn == 1:
+        gemv_rows(x, qa, m, kk, y, qb, z, qz, False, ab)
+    elif m == 1:
+        gemv_rows(y, qb, kk, nn, x, qa, z, qz, True, ab)
+    else:
+        gemm_rows(x, qa, y, qb, z, qz, m, kk, nn, False, False, ab)
 
 
 def matmul_forward(val, o, n, ia, ib, k, c, pool, off):
@@ -38,24 +60,15 @@ def matmul_forward(val, o, n, ia, ib, k, c, pool, off):
 def matmul_into(out, x, y, o, ia, ib, m, kk, nn, batch, overwrite):
     # out[o] (+)= X @ Y for a stack of (m, kk) @ (kk, nn) products
     if m * kk * nn >= BLAS_MIN:
-        for q in range(batch):
+        ab = np.zeros(2)
+        ab[0] = 1.0
+        z = out if overwrite else np.empty(m * nn)  # straight into the buffer: no temporary
+        for q in range(batch):  # (its page faults cost a third of a memory-bound gemv)
             qa, qb, qo = ia + q * m * kk, ib + q * kk * nn, o + q * m * nn
-            if overwrite:  # straight into the buffer: no temporary (its page faults cost
-                # as much as a third of a memory-bound gemv)
-                if nn == 1:
-                    np.dot(mat(x, qa, m, kk), y[qb:qb + kk], out[qo:qo + m])
-                elif m == 1:
-                    np.dot(x[qa:qa + kk], mat(y, qb, kk, nn), out[qo:qo + nn])
-                else:
-                    np.dot(mat(x, qa, m, kk), mat(y, qb, kk, nn), mat(out, qo, m, nn))
-                continue
-            if nn == 1:
-                z = np.dot(mat(x, qa, m, kk), y[qb:qb + kk])
-            elif m == 1:
-                z = np.dot(x[qa:qa + kk], mat(y, qb, kk, nn))
-            else:
-                z = np.dot(mat(x, qa, m, kk), mat(y, qb, kk, nn)).ravel()
-            out[qo:qo + m * nn] += z
+            mat_product(x, qa, y, qb, z, qo if overwrite else 0, m, kk, nn, ab)
+            if not overwrite:
+                for j in range(m * nn):
+                    out[qo + j] += z[j]
         return
     if overwrite:
         for j in range(batch * m * nn):
@@ -91,15 +104,19 @@ def matmul_transposed(xv, yv, g, out, o, ia, ib, m, kk, nn, batch, ca, cb):
     # out[ia] += G Y^T unless ca, out[ib] += X^T G unless cb: X, Y read from xv, yv at ia,
     # ib, G from g at o (the reverse rule, and the cross terms of its tangent)
     blas = m * kk * nn >= BLAS_MIN
+    ab = np.zeros(2)
+    ab[0] = 1.0
+    z = np.empty(kk * max(m, nn) if blas else 0)
     for q in range(batch):
         qa, qb, qo = ia + q * m * kk, ib + q * kk * nn, o + q * m * nn
         if not ca:
             if blas and nn > 1:  # a rank-1 update (nn == 1) loops
                 if m == 1:
-                    out[qa:qa + kk] += np.dot(mat(yv, qb, kk, nn), g[qo:qo + nn])
+                    gemv_rows(yv, qb, kk, nn, g, qo, z, 0, False, ab)
                 else:
-                    out[qa:qa + m * kk] += np.dot(mat(g, qo, m, nn),
-                                                  mat(yv, qb, kk, nn).T).ravel()
+                    gemm_rows(g, qo, yv, qb, z, 0, m, nn, kk, False, True, ab)
+                for j in range(m * kk):
+                    out[qa + j] += z[j]
             else:
                 for i in range(m):
                     for t in range(kk):
@@ -110,10 +127,11 @@ def matmul_transposed(xv, yv, g, out, o, ia, ib, m, kk, nn, batch, ca, cb):
         if not cb:
             if blas and m > 1:  # a rank-1 update (m == 1) loops
                 if nn == 1:
-                    out[qb:qb + kk] += np.dot(g[qo:qo + m], mat(xv, qa, m, kk))
+                    gemv_rows(xv, qa, m, kk, g, qo, z, 0, True, ab)
                 else:
-                    out[qb:qb + kk * nn] += np.dot(mat(xv, qa, m, kk).T,
-                                                   mat(g, qo, m, nn)).ravel()
+                    gemm_rows(xv, qa, g, qo, z, 0, kk, m, nn, True, False, ab)
+                for j in range(kk * nn):
+                    out[qb + j] += z[j]
             else:
                 for i in range(m):
                     for t in range(kk):
