@@ -77,19 +77,17 @@ T0 = time.perf_counter()  # a child's process start: the first statement, before
 
 import argparse  # noqa: E402
 import ast  # noqa: E402
-import itertools  # noqa: E402
 import json  # noqa: E402
-import os  # noqa: E402
-import shutil  # noqa: E402
-import signal  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
-import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 SCRIPT = Path(__file__).resolve()
 ROOT = SCRIPT.parent.parent
+if "--child" not in sys.argv:  # the parent's helpers; a child imports nothing of benchmarks/
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.children import (blas_line, child_env, code_line, describe_code,  # noqa
+                                     log, spawn, temp_work)
 PROBLEMS_DIR = ROOT / "benchmarks" / "problems"
 BIN, HOLD, CAP, IDLE = 0.05, 1.0, 30.0, 5.0  # loop: bin width, settled hold, cap, idle (s)
 TIER = 3.0  # a bin is at tier 1 when its median per call is at most TIER x the steady one
@@ -99,7 +97,6 @@ RUNS = [("rosen", 10, "L-BFGS-B"), ("rosen", 100, "L-BFGS-B"), ("rosen", 1000, "
 SCRIPTS = [("rosen", 10), ("rosen", 1000), ("rosen", 100_000), ("morse", 12), ("morse", 27),
            ("morse", 38), ("logreg", [10_000, 100])]
 MODES = ("default", "foreground")
-BLAS_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 # --- the child: one case in a new process ----------------------------------------------------
@@ -261,97 +258,18 @@ def child_main(kind, spec, result):
     Path(result).write_text(json.dumps(out))
 
 
-# --- the parent: processes ---------------------------------------------------------------------
-_COUNT = itertools.count()
-
-
-def child_env(jittape_root, cache, mode, blas_threads=None):
-    env = {k: v for k, v in os.environ.items() if k != "JITTAPE_BACKGROUND"}
-    if blas_threads:
-        env.update({k: str(blas_threads) for k in BLAS_VARS})
-    env.update(NUMBA_CACHE_DIR=str(cache / "numba"), JITTAPE_CACHE_DIR=str(cache / "jittape"),
-               JITTAPE_QUIET="1", PYTHONPATH=os.pathsep.join(
-                   filter(None, [str(jittape_root), os.environ.get("PYTHONPATH")])))
-    if mode == "foreground":
-        env["JITTAPE_BACKGROUND"] = "0"
-    return env
-
-
-def session_alive(sid):
-    """Whether a live process of session ``sid`` remains (Linux ``/proc``; else False)."""
-    try:
-        entries = [e for e in os.listdir("/proc") if e.isdigit()]
-    except OSError:
-        return False
-    for entry in entries:
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[3]) == sid and fields[0] not in "ZX":
-            return True
-    return False
-
-
-def wait_session(sid, limit=300.0):
-    """Seconds until the child's session (its compile worker) is gone; killed after
-    ``limit``."""
-    t = time.perf_counter()
-    while session_alive(sid):
-        if time.perf_counter() - t > limit:
-            os.killpg(sid, signal.SIGKILL)
-            break
-        time.sleep(0.02)
-    return time.perf_counter() - t
-
-
-def spawn(kind, spec, env, work, timeout=180.0):
-    """Run one child; its figures with the parent's: wall, start-up, exit, linger."""
-    tag = f"{kind}-{next(_COUNT)}"
-    result = work / f"{tag}.json"
-    cmd = [sys.executable, str(SCRIPT), "--child", kind, "--spec", json.dumps(spec),
-           "--result", str(result)]
-    with open(work / f"{tag}.out", "w") as out, open(work / f"{tag}.err", "w") as err:
-        load = os.getloadavg()[0]
-        t = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                env=env, cwd=work, start_new_session=True)
-        try:
-            rc = proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            rc = proc.wait()
-        end = time.perf_counter()
-    linger = wait_session(proc.pid)
-    data = json.loads(result.read_text()) if result.exists() else {}
-    stderr = (work / f"{tag}.err").read_text()
-    data.update(kind=kind, spec=spec, rc=rc, wall=end - t, linger=linger, load=load,
-                stderr=stderr[-2000:])
-    if "t0" in data:
-        data.update(startup=data["t0"] - t, exit=end - data["t0"] - data["end"])
-    if rc != 0 or "t0" not in data:
-        log(f"  child {kind} {spec} failed (rc {rc}):\n{stderr[-1500:]}")
-    return data
-
-
+# --- the parent: processes (benchmarks/children.py) ---------------------------------------
 def cold_warm(kind, spec, mode, args):
     """The case in fresh cache directories (cold), then again in them (warm)."""
-    work = Path(tempfile.mkdtemp(prefix="jittape-fm-"))
-    try:
+    with temp_work("jittape-fm-") as work:
         env = child_env(args.jittape, work, mode, args.blas_threads)
-        cold = spawn(kind, spec, env, work)
-        warm = spawn(kind, spec, env, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        cold = spawn(SCRIPT, kind, spec, env, work)
+        warm = spawn(SCRIPT, kind, spec, env, work)
     for cache, data in (("cold", cold), ("warm", warm)):
         data.update(mode=mode, cache=cache)
         log(f"  {kind} {spec} {mode} {cache}: wall {data['wall']:.2f} s, linger "
             f"{data['linger']:.2f} s")
     return [cold, warm]
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
 
 
 # --- the cases ----------------------------------------------------------------------------------
@@ -478,32 +396,6 @@ def script_table(runs):
                  ["---"] * 3 + ["---:"] * 10)
 
 
-def code_line(root):
-    git = lambda *a: subprocess.run(["git", "-C", str(root), *a], capture_output=True,  # noqa
-                                    text=True, timeout=30).stdout.rstrip("\n")
-    dirty = [ln[3:] for ln in git("status", "--porcelain", "--", "jittape").splitlines()]
-    diff = subprocess.run(f"git -C {root} diff HEAD -- jittape | sha256sum", shell=True,
-                          capture_output=True, text=True).stdout[:12]
-    return {"root": str(root), "commit": git("rev-parse", "--short", "HEAD") or "?",
-            "dirty": dirty, "diff_sha": diff if dirty else None}
-
-
-def describe_code(start, end):
-    text = f"jittape from `{start['root']}` at commit {start['commit']}"
-    if start["dirty"]:
-        text += (f", uncommitted changes in {', '.join(start['dirty'])} (diff sha256 "
-                 f"{start['diff_sha']} at the start, {end['diff_sha']} at the end)")
-    return text + ("" if start["dirty"] else ", clean tree")
-
-
-def blas_line(args):
-    if args.blas_threads:
-        return f"{args.blas_threads} ({', '.join(BLAS_VARS)} set)"
-    set_ = [f"{k}={os.environ[k]}" for k in BLAS_VARS if k in os.environ]
-    return ", ".join(set_) if set_ else "the libraries' default (none of " \
-        f"{', '.join(BLAS_VARS)} set)"
-
-
 def report(args, results, code, elapsed):
     from benchmarks.common import machine_info
     command = "python benchmarks/bench_first_minute.py " + " ".join(sys.argv[1:])
@@ -511,7 +403,7 @@ def report(args, results, code, elapsed):
             if not ln.startswith(("- code:", "- threads:"))]
     text = ["# The first minute: jittape as a user's program meets it", ""] + info + [
         f"- measured: {describe_code(*code)}",
-        f"- BLAS threads in the children: {blas_line(args)}",
+        f"- BLAS threads in the children: {blas_line(args.blas_threads)}",
         "- each figure from a new process; figures are defined in the script's docstring", ""]
     if "loop" in results:
         text += ["## Gradients in a loop from process start (Rosenbrock n = 10)", "",
@@ -567,7 +459,6 @@ def parse():
 
 
 def main():
-    sys.path.insert(0, str(ROOT))
     args = parse()
     start, t = code_line(args.jittape), time.perf_counter()
     results = {}
