@@ -10,7 +10,7 @@ import pytest
 
 import jittape
 from jittape import TapeFormatError
-from jittape.optable.table import OPS
+from jittape.optable.table import BY_NAME as OPS_BY_NAME, OPS
 from jittape.tape.v1_opcodes import V1_NAMES
 
 
@@ -175,3 +175,48 @@ def test_the_op_table_only_grows_at_its_end():
     moved = [(code, old, today[code]) for code, old in enumerate(V1_NAMES)
              if code >= len(today) or today[code] != old]
     assert not moved, f"ops moved or removed from the table (code, was, now): {moved[:5]}"
+
+
+# --- holes the fuzzer (tests/tapefuzz.py) found ------------------------------------------
+def test_a_damaged_npy_header_is_a_tape_format_error(tmp_path):
+    path, data = _saved(tmp_path)
+    bad = tmp_path / "bad.npz"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(bad, "w") as dst:
+        for info in src.infolist():
+            raw = src.read(info)
+            if info.filename == "out_value.npy":  # NumPy parses the header dict as Python
+                raw = raw.replace(b"{'descr'", b"{(descr'")
+            dst.writestr(info.filename, raw)
+    with pytest.raises(TapeFormatError, match="not a readable tape archive"):
+        jittape.load(bad)
+
+
+def test_a_version_2_file_without_op_names_is_refused(tmp_path):
+    path, data = _saved(tmp_path)
+    np.savez(tmp_path / "bad.npz", **{k: v for k, v in data.items() if k != "opnames"})
+    with pytest.raises(TapeFormatError, match="lacks the member 'opnames'"):
+        jittape.load(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize("inputs", [[], [0, 0]])
+def test_a_tape_without_inputs_or_with_one_twice_is_refused(tmp_path, inputs):
+    path, data = _saved(tmp_path)
+    data["inputs"] = np.asarray(inputs, dtype=np.int64)
+    np.savez(tmp_path / "bad.npz", **data)
+    with pytest.raises(TapeFormatError, match="'inputs' is empty or names a record twice"):
+        jittape.load(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize("value", [np.nan, 2.5, -1.0, 3.0])
+def test_a_stored_sort_permutation_must_be_integers_in_range(tmp_path, value):
+    path = tmp_path / "t.npz"
+    jittape.record(lambda x: np.sum(np.sort(x) * np.arange(3.0)), np.array([0.3, 0.1, 0.2])) \
+        .save(path)
+    with np.load(path) as z:
+        data = {k: z[k] for k in z.files}
+    from jittape.tape import file as tapefile
+    i = int(np.flatnonzero(tapefile.opcodes(data) == OPS_BY_NAME["sort"].code)[0])
+    data["val"][data["off"][i + 1] - 1] = value  # the permutation follows the sorted values
+    np.savez(tmp_path / "bad.npz", **data)
+    with pytest.raises(TapeFormatError, match=f"record {i}: sort permutation"):
+        jittape.load(tmp_path / "bad.npz")

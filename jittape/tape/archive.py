@@ -10,6 +10,7 @@ decompress gigabytes. Object dtypes are refused (no pickle is ever read). Every 
 """
 
 import os
+import tokenize
 import zipfile
 import zlib
 
@@ -22,7 +23,8 @@ from .._base.errors import TapeFormatError
 #: columns compresses them a few times; a zip bomb thousands of times).
 MAX_RATIO = 64
 _READ_ERRORS = (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, TypeError,
-                KeyError, MemoryError, NotImplementedError, OverflowError)
+                KeyError, MemoryError, NotImplementedError, OverflowError, SyntaxError,
+                tokenize.TokenError)  # (the last two: NumPy parses a .npy header as Python)
 
 
 def read_members(path, names, marker="magic"):

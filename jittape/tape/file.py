@@ -118,6 +118,8 @@ def _names(data, version):
         if "opnames" in data:
             raise TapeFormatError("a version-1 tape has no member 'opnames'")
         return V1_NAMES
+    if "opnames" not in data:
+        raise TapeFormatError("a version-2 tape lacks the member 'opnames'")
     names = data["opnames"]
     if names.dtype.kind != "U" or names.ndim != 1 or len(names) > len(OPS):
         raise TapeFormatError("'opnames' must be a 1-D array of at most "
@@ -217,6 +219,8 @@ def _check_operands(t, n, kind, size):
 
 
 def _check_outputs(t, n, out_id, out_shape, size):
+    if not t.inputs or len(set(t.inputs)) != len(t.inputs):
+        raise TapeFormatError("corrupted tape: 'inputs' is empty or names a record twice")
     for i in t.inputs:
         if not (0 <= i < n and t.op[i] == codes.INPUT):
             raise TapeFormatError(f"corrupted tape: input {i} is not an INPUT record")

@@ -366,8 +366,9 @@ def sort_check(t, i, n, sa, sb):
     if why is None:  # the stored permutation is read back as indices
         perm = t.val[t.off[i] + sa:t.off[i] + n]
         m = pool_at(t, int(t.k[i]), 3)[1]
-        if len(perm) and (perm.min() < 0 or perm.max() >= max(m, 1)):
-            why = "sort permutation out of range"
+        ok = (perm >= 0) & (perm < max(m, 1)) & (perm == np.floor(perm))  # (NaN: False)
+        if not ok.all():
+            why = "sort permutation not of integers in range"
     return why
 
 
