@@ -220,3 +220,29 @@ def test_a_stored_sort_permutation_must_be_integers_in_range(tmp_path, value):
     np.savez(tmp_path / "bad.npz", **data)
     with pytest.raises(TapeFormatError, match=f"record {i}: sort permutation"):
         jittape.load(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize("member, value", [
+    ("shape_data", lambda d: d["shape_data"].astype(np.float64)),
+    ("shape_data", lambda d: d["shape_data"].astype(np.complex128)),
+    ("shape_data", lambda d: d["shape_data"].reshape(1, -1)),
+    ("inputs", lambda d: d["inputs"].astype(np.float64)),
+    ("out_shape", lambda d: np.zeros((0, 1), np.int64)),
+])
+def test_index_members_must_be_1d_int64(tmp_path, member, value):
+    path, data = _saved(tmp_path)
+    data[member] = value(data)
+    np.savez(tmp_path / "bad.npz", **data)
+    with pytest.raises(TapeFormatError, match=f"member '{member}' must be a 1-D int64 array"):
+        jittape.load(tmp_path / "bad.npz")
+
+
+def test_an_array_record_without_its_shape_is_refused(tmp_path):
+    """A record without a shape entry is a scalar: the input's shape moved to another record
+    of the same size made the input a scalar broadcast to three slots (a wrong gradient)."""
+    path, data = _saved(tmp_path)
+    assert data["shape_ids"][0] == 0  # the input x, three values
+    data["shape_ids"][0] = 1  # sin(x): also three values
+    np.savez(tmp_path / "bad.npz", **data)
+    with pytest.raises(TapeFormatError, match="record 0: 3 values and no shape"):
+        jittape.load(tmp_path / "bad.npz")

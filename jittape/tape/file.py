@@ -83,8 +83,12 @@ def _read(path):
             if arr.dtype != dt or arr.ndim != 1:
                 raise TapeFormatError(f"column {name!r} must be a 1-D {np.dtype(dt)} array")
             cols[name] = np.ascontiguousarray(arr)
+        for name in ("inputs", "shape_ids", "shape_dims", "shape_data", "out", "out_shape"):
+            if data[name].dtype != np.int64 or data[name].ndim != 1:
+                raise TapeFormatError(f"member {name!r} must be a 1-D int64 array")
         ids, dims, flat = data["shape_ids"], data["shape_dims"], data["shape_data"]
-        if len(ids) != len(dims) or dims.sum() != len(flat) or (dims < 0).any():
+        if len(ids) != len(dims) or dims.sum() != len(flat) or (dims < 0).any() or \
+                len(np.unique(ids)) != len(ids):
             raise TapeFormatError("inconsistent shape table")
         shapes, pos = {}, 0
         for i, d in zip(ids.tolist(), dims.tolist()):
@@ -229,5 +233,8 @@ def _check_outputs(t, n, out_id, out_shape, size):
     if out_id >= 0 and int(np.prod(out_shape)) != size[out_id]:
         raise TapeFormatError("corrupted tape: output shape does not match its record")
     for i, shp in t.shapes.items():
-        if not 0 <= i < n or int(np.prod(shp)) != size[i]:
+        if not 0 <= i < n or min(shp, default=0) < 0 or int(np.prod(shp)) != size[i]:
             raise TapeFormatError(f"corrupted tape: shape of record {i} does not match")
+    unshaped = (size != 1) & ~np.isin(np.arange(n), list(t.shapes))
+    if unshaped.any():  # (a record without a shape is a scalar: one value)
+        _fail(int(np.argmax(unshaped)), f"{int(size[np.argmax(unshaped)])} values and no shape")
