@@ -32,7 +32,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import tapefuzz_corpus  # noqa: E402
+import tapefuzz_corpus  # noqa: E402  (found through the path set above)
 import tapefuzz_mutate  # noqa: E402
 
 #: Outcomes that fail the test (the others: the file was refused, or its tape is right).
@@ -127,14 +127,15 @@ class Shard:
         self.deaths = 0
 
     def start(self):
-        args = [sys.executable, str(HERE / "tapefuzz.py"), "worker", str(self.dir / "jobs.jsonl"),
-                str(self.results_path), str(self.fuzz.dir / "corpus.json"),
-                ",".join(self.fuzz.names)]
-        log = open(self.dir / "worker.log", "ab")
-        self.log_start = log.tell()  # (the tail of a dead worker's log: its own lines)
-        self.proc = subprocess.Popen(args, env=worker_env(self.cache), stdin=subprocess.DEVNULL,
-                                     stdout=log, stderr=log, preexec_fn=_limits)
-        log.close()
+        args = [sys.executable, str(HERE / "tapefuzz.py"), "worker",
+                str(self.dir / "jobs.jsonl"), str(self.results_path),
+                str(self.fuzz.dir / "corpus.json"), ",".join(self.fuzz.names)]
+        with open(self.dir / "worker.log", "ab") as log:
+            self.log_start = log.tell()  # (the tail of a dead worker's log: its own lines)
+            # (preexec_fn: this process starts workers from one thread, never from several)
+            self.proc = subprocess.Popen(args, env=worker_env(self.cache),
+                                         stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                         preexec_fn=_limits)  # noqa: PLW1509
         self.started, self.ready = None, False
 
     @property

@@ -85,7 +85,8 @@ FIXED = {
     "empty": ("""def f(x):
     e = x[x > 5.0]
     return (np.sum(np.sort(e)) + np.sum(np.cumsum(e)) + np.sum(np.cumprod(e)) + np.sum(e)
-            + np.sum(np.concatenate([e, x[:2]]) ** 2) + np.sum(np.outer(e, x)) + np.sum(x))
+            + np.sum(np.concatenate([e, x[:2]]) ** 2) + np.sum(np.concatenate([e, e]))
+            + np.sum(np.ones((0, 0)) @ e) + np.sum(np.outer(e, x)) + np.sum(x))
 """, [0.3, -0.5, 1.2, 0.8]),
     "decomp": ("""def f(x):
     a = x.reshape(3, 3)
@@ -111,21 +112,22 @@ SUITE = ("sort", "gather", "take", "shape", "scan", "linalg", "select", "loop", 
 
 def function(source):
     """``f`` of a program's source (it may use np, scipy and jittape)."""
-    import scipy.linalg  # noqa: F401  (programs call scipy.linalg, .special, .stats: loaded
-    import scipy.special  # noqa: F401  before a recording, which wraps scipy.stats only if
-    import scipy.stats  # noqa: F401  it is loaded then)
+    import scipy.linalg  # programs call scipy.linalg, .special and .stats: loaded before
+    import scipy.special  # a recording, which wraps scipy.stats only if it is loaded then
+    import scipy.stats
+
     import jittape
     ns = {"np": np, "scipy": scipy, "jittape": jittape}
-    exec(source, ns)
+    exec(source, ns)  # noqa: S102  (the corpus's own programs)
     return ns["f"]
 
 
 def fuzz_programs(count, seed):
     """``count`` programs of tests/fuzzprog.py, the same for the same seed: ``[(source,
     x)]``. Hypothesis draws them (seeded, generation only: nothing shrinks)."""
+    import fuzzprog
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
-    import fuzzprog
     out = []
 
     @hypothesis_seed(seed)
@@ -167,7 +169,7 @@ def build(directory, names=tuple(FIXED), n_fuzz=0, fuzz_seed=0):
                 continue  # (vector or constant outputs: no gradient to compare)
             path = directory / f"{pid}.npz"
             tape.save(path)
-        except Exception as e:  # noqa: BLE001  (a fuzz program jittape cannot record)
+        except Exception as e:  # (a fuzz program jittape cannot record: left out)
             if not pid.startswith("fuzz"):
                 raise RuntimeError(f"corpus program {pid} does not record: {e}") from e
             continue

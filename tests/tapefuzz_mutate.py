@@ -13,6 +13,7 @@ rewritten as format version 1 (raw opcodes, no op names) before a value mutation
 import io
 import warnings
 import zipfile
+from pathlib import Path
 
 import numpy as np
 
@@ -245,13 +246,13 @@ def mutate_file(rng, src, dst, tg, names):
     if new is not None:
         write(dst, new)
         return kind, desc
-    raw = bytearray(open(src, "rb").read())
+    raw = bytearray(Path(src).read_bytes())
     if kind == "truncate":
         n = int(rng.integers(len(raw)))
-        open(dst, "wb").write(bytes(raw[:n]))
+        Path(dst).write_bytes(bytes(raw[:n]))
         return kind, f"first {n} of {len(raw)} bytes"
     spots = [int(rng.integers(len(raw))) for _ in range(int(rng.integers(1, 5)))]
     for p in spots:
         raw[p] ^= 1 << int(rng.integers(8))
-    open(dst, "wb").write(bytes(raw))
+    Path(dst).write_bytes(bytes(raw))
     return kind, f"bit flips at bytes {spots}"

@@ -41,6 +41,7 @@ MAX_SCALE = 1e10
 #: Ops that pass values on and no adjoint back, by definition.
 NO_ADJOINT = {"stopgrad", "custom_arg"}
 
+
 def _flat(v):
     """A value or gradient (float, array, tuple of them) as one flat float array."""
     if isinstance(v, (tuple, list)):
@@ -338,7 +339,7 @@ def _conventions(t, clean, args, tape):
         return "by design: a custom rule's derivative is the rule's"
     for i, op in enumerate(ops):
         if op.constant and (i >= clean.n_records or any(
-                int(getattr(t, f)[i]) != int(getattr(clean, f)[i]) for f in "op a b k".split())):
+                int(getattr(t, f)[i]) != int(getattr(clean, f)[i]) for f in ("op", "a", "b", "k"))):
             return f"by design: record {i} is now {op.name} (no derivative in its {op.constant})"
     for a in args:
         try:
@@ -376,21 +377,30 @@ def warm(names):
             warmup.call_empty(getattr(s, what), what)
 
 
-def main(jobs_path, results_path, corpus_path, warm_names=""):
-    worker = Worker(json.loads(open(corpus_path).read()))
-    warm([n for n in warm_names.split(",") if n])
+def _done(results_path):
+    """Ids of the jobs a worker before this one finished, or died in."""
     done = set()
     if os.path.exists(results_path):  # a restarted worker goes on after the done jobs
-        for line in open(results_path):
-            if line.startswith("{"):
-                done.add(json.loads(line)["id"])
-            elif line.startswith("start "):
-                done.add(line.split()[1])  # (that one killed the last worker)
+        with open(results_path) as f:
+            for line in f:
+                if line.startswith("{"):
+                    done.add(json.loads(line)["id"])
+                elif line.startswith("start "):
+                    done.add(line.split()[1])  # (that one killed the last worker)
+    return done
+
+
+def main(jobs_path, results_path, corpus_path, warm_names=""):
+    with open(corpus_path) as f:
+        worker = Worker(json.load(f))
+    warm([n for n in warm_names.split(",") if n])
+    done = _done(results_path)
+    with open(jobs_path) as f:
+        jobs = [json.loads(line) for line in f]
     with open(results_path, "a") as out:
         out.write("ready\n")
         out.flush()
-        for line in open(jobs_path):
-            job = json.loads(line)
+        for job in jobs:
             if job["id"] in done:
                 continue
             out.write(f"start {job['id']}\n")

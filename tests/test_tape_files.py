@@ -241,8 +241,33 @@ def test_an_array_record_without_its_shape_is_refused(tmp_path):
     """A record without a shape entry is a scalar: the input's shape moved to another record
     of the same size made the input a scalar broadcast to three slots (a wrong gradient)."""
     path, data = _saved(tmp_path)
-    assert data["shape_ids"][0] == 0  # the input x, three values
-    data["shape_ids"][0] = 1  # sin(x): also three values
+    assert data["shape_ids"][0] == 0 and data["shape_dims"][0] == 1  # the input x: (3,)
+    for name, cut in (("shape_ids", 1), ("shape_dims", 1), ("shape_data", 1)):
+        data[name] = data[name][cut:]  # its entry dropped (the fuzzer moved it elsewhere)
     np.savez(tmp_path / "bad.npz", **data)
     with pytest.raises(TapeFormatError, match="record 0: 3 values and no shape"):
+        jittape.load(tmp_path / "bad.npz")
+
+
+_EMPTY = lambda x: x[x > 5.0]  # noqa: E731  (no element: a record of zero values)
+
+
+@pytest.mark.parametrize("op, f, at", [
+    ("sort", lambda x: np.sum(np.sort(_EMPTY(x))), 0),
+    ("cumsum", lambda x: np.sum(np.cumsum(_EMPTY(x))), 0),
+    ("concat", lambda x: np.sum(np.concatenate([_EMPTY(x), _EMPTY(x)])), 1),
+    ("matmul", lambda x: np.sum(np.ones((0, 0)) @ _EMPTY(x)), 3),
+])
+def test_an_empty_records_layout_may_not_loop_for_hours(tmp_path, op, f, at):
+    """A record of zero values bounds none of its layout's other extents: set to 2**40, the
+    sweeps looped over nothing for hours (found by the fuzzer)."""
+    x = np.array([0.3, -0.5, 1.2, 0.8])
+    jittape.record(lambda x: f(x) + np.sum(x), x).save(tmp_path / "t.npz")
+    with np.load(tmp_path / "t.npz") as z:
+        data = {k: z[k] for k in z.files}
+    from jittape.tape import file as tapefile
+    r = int(np.flatnonzero(tapefile.opcodes(data) == OPS_BY_NAME[op].code)[0])
+    data["pool"][data["k"][r] + at] = 2 ** 40
+    np.savez(tmp_path / "bad.npz", **data)
+    with pytest.raises(TapeFormatError, match=f"record {r}: .*loops over too many"):
         jittape.load(tmp_path / "bad.npz")

@@ -302,6 +302,21 @@ def pool_at(t, k, count):
     return [int(v) for v in t.pool[k:k + count]]
 
 
+#: Loop iterations a record of a loaded tape may ask of a sweep beyond its values: the
+#: extents of an empty array's layout (outer x 0 x inner) multiply to no value, so an
+#: extent of 2**40 would loop for hours over nothing.
+SPARE_LOOPS = 1 << 16
+
+
+def bounded(t, *extents):
+    """Whether a layout's loops over ``extents`` (each counted as at least 1) stay within
+    the values of tape arrays ``t`` plus :data:`SPARE_LOOPS` (for checks)."""
+    total = 1
+    for e in extents:
+        total *= max(int(e), 1)
+    return total <= len(t.val) + SPARE_LOOPS
+
+
 def leaf(name, doc):
     return Op(name, LEAF, (), doc, spec=Spec(shapes=(((3,),),)))
 

@@ -13,7 +13,7 @@ import numpy as np
 from . import patterns as P
 from .prod_kernels import (cumprod_forward, cumprod_hvp, cumprod_reverse, cumprod_tangent,
                            prod_forward, prod_hvp, prod_reverse, prod_tangent)
-from ..entry import Spec, pool_at, structured
+from ..entry import Spec, bounded, pool_at, structured
 
 
 # --- indexing: linear maps, so the tangent is the forward kernel applied to tangents ------
@@ -343,7 +343,9 @@ def concat_check(t, i, n, sa, sb):
         if not 0 <= rid < i or w < 0 or head[1] * w != t.off[rid + 1] - t.off[rid]:
             return "concat part does not match its record"
         total += head[1] * w
-    return "concat size mismatch" if total != n else None
+    if total != n:
+        return "concat size mismatch"
+    return None if bounded(t, head[1], head[0]) else "concat loops over too many parts"
 
 
 def layout_check(empty_ok, factor=1):
@@ -357,7 +359,7 @@ def layout_check(empty_ok, factor=1):
         out = outer * inner if factor == 0 else factor * sa
         if min(lay) < 0 or outer * m * inner != sa or n != out or (m == 0 and not empty_ok):
             return "layout does not match the operand"
-        return None
+        return None if bounded(t, outer, m, inner) else "layout loops over too many elements"
     return check
 
 

@@ -10,7 +10,7 @@ reverse mode algorithmic differentiation", 2008). Matrices are C-ordered blocks 
 import numpy as np
 
 from . import patterns as P
-from ..entry import pool_at, structured
+from ..entry import bounded, pool_at, structured
 
 
 # --- (batched) matrix product, pool[k:] = m, kk, n, batch ---------------------------------
@@ -156,6 +156,8 @@ def matmul_check(t, i, n, sa, sb):
     m, kk, nn, batch = lay
     if min(lay) < 0 or batch * m * kk != sa or batch * kk * nn != sb or batch * m * nn != n:
         return "matmul layout does not match the operands"
+    if m * kk * nn == 0 and not bounded(t, *lay):  # (else the sizes bound the loops)
+        return "matmul layout loops over too many elements"
     return None
 
 
