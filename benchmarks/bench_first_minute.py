@@ -37,8 +37,11 @@ Cases and figures:
    ``tape.gradient``. The calls are timed one by one (difference of consecutive
    ``perf_counter`` stamps: each includes a stamp and a list append, ~0.1 us) and binned by
    start time into 50 ms bins; a bin's figure is the median of its calls. *steady*: the
-   median of the bin medians over the last second. *tier 1 at*: the start (since T0) of the
-   first bin from which every bin's median is <= 3x steady. The loop runs until the tape has
+   median of the bin medians over the last second. *machine code by*: the end of the first
+   bin after which the replays run machine code (compiled sweeps, or the tape's own kernel;
+   before it, tier 0 interprets the sweeps in CPython). *tier 1 at*: the start (since T0) of
+   the first bin from which every bin's median is <= 3x steady (with a steady kernel replay
+   of 1.2 us, compiled sweeps at 3.6 us do not count: this is then the kernel's arrival). The loop runs until the tape has
    *settled* (its compiled kernel is in, or it lost its trial to the interpreter:
    ``tape.compiled`` / ``tape.lost_trial``) for 1 s, or until 30 s since T0 (the cap:
    "not reached", its tier-1 figure then meaningless). *calls*: gradients in the loop.
@@ -131,6 +134,13 @@ def settled(tape):
     return bool(getattr(tape, "compiled", False)) or getattr(tape, "lost_trial", None) is not None
 
 
+def machine_code(tape):
+    """Whether the tape's replays run machine code: its kernel, or compiled sweeps (tier 0
+    runs them interpreted until the compile process is done)."""
+    sweeps = getattr(tape.arrays, "sweeps", None)
+    return bool(tape.compiled) or hasattr(getattr(sweeps, "reverse_sweep", None), "signatures")
+
+
 def gradient_loop(tape, x, cap):
     """``tape.gradient(x)`` back to back, binned: ``([[start since T0, calls, median, min,
     seconds], ...], settled at)``, until settled for :data:`HOLD` s or ``cap`` s since T0."""
@@ -146,7 +156,8 @@ def gradient_loop(tape, x, cap):
             add(t2 - t)
             t = t2
         a = np.array(times)
-        bins.append([start - T0, a.size, float(np.median(a)), float(a.min()), t - start])
+        bins.append([start - T0, a.size, float(np.median(a)), float(a.min()), t - start,
+                     machine_code(tape)])
         now = t - T0
         if settled_at is None and settled(tape):
             settled_at = now
@@ -282,7 +293,9 @@ def loop_summary(run):
     k = len(bins)
     while k > 0 and bins[k - 1][2] <= TIER * steady:
         k -= 1
+    machine = [b[0] + b[4] for b in bins if len(b) > 5 and b[5]]  # (end of the bin)
     run.update(steady=steady, tier1=bins[k][0] if k < len(bins) else None,
+               machine=machine[0] if machine else None,
                calls=sum(b[1] for b in bins), capped=run.get("settled") is None,
                first_bin=bins[0][2])
     return run
@@ -330,12 +343,13 @@ def loop_table(runs):
     from benchmarks.common import fmt_int, table
     rows = [["idle 5 s" if r["spec"]["idle"] else "busy", r["mode"], r["cache"],
              fmt(r.get("startup")), fmt(r.get("first")),
+             fmt(r.get("machine")),
              "not reached (cap)" if r["capped"] else fmt(r["tier1"]), fmt(r.get("settled")),
              fmt(r["first_bin"], "t"), fmt(r["steady"], "t"), fmt_int(r["calls"]),
              fmt(r["wall"]), fmt(r["linger"])] for r in runs]
-    return table(["main thread", "mode", "cache", "start-up", "first gradient", "tier 1 at",
-                  "settled at", "first bin /call", "steady /call", "calls", "wall", "linger"],
-                 rows, ["---"] * 3 + ["---:"] * 9)
+    return table(["main thread", "mode", "cache", "start-up", "first gradient",
+                  "machine code by", "tier 1 at", "settled at", "first bin /call",
+                  "steady /call", "calls", "wall", "linger"], rows, ["---"] * 3 + ["---:"] * 10)
 
 
 def median_of(runs, key, **match):
