@@ -106,17 +106,20 @@ def matmul_transposed(xv, yv, g, out, o, ia, ib, m, kk, nn, batch, ca, cb):
     blas = m * kk * nn >= BLAS_MIN
     ab = np.zeros(2)
     ab[0] = 1.0
-    z = np.empty(kk * max(m, nn) if blas else 0)
+    # the products' results, as np.dot allocated them: only those computed (a data
+    # matrix's own adjoint, m * kk values, is not: allocating it cost a third of a gemv)
+    za = np.empty(m * kk if blas and not ca and nn > 1 else 0)
+    zb = np.empty(kk * nn if blas and not cb and m > 1 else 0)
     for q in range(batch):
         qa, qb, qo = ia + q * m * kk, ib + q * kk * nn, o + q * m * nn
         if not ca:
             if blas and nn > 1:  # a rank-1 update (nn == 1) loops
                 if m == 1:
-                    gemv_rows(yv, qb, kk, nn, g, qo, z, 0, False, ab)
+                    gemv_rows(yv, qb, kk, nn, g, qo, za, 0, False, ab)
                 else:
-                    gemm_rows(g, qo, yv, qb, z, 0, m, nn, kk, False, True, ab)
+                    gemm_rows(g, qo, yv, qb, za, 0, m, nn, kk, False, True, ab)
                 for j in range(m * kk):
-                    out[qa + j] += z[j]
+                    out[qa + j] += za[j]
             else:
                 for i in range(m):
                     for t in range(kk):
@@ -127,11 +130,11 @@ def matmul_transposed(xv, yv, g, out, o, ia, ib, m, kk, nn, batch, ca, cb):
         if not cb:
             if blas and m > 1:  # a rank-1 update (m == 1) loops
                 if nn == 1:
-                    gemv_rows(xv, qa, m, kk, g, qo, z, 0, True, ab)
+                    gemv_rows(xv, qa, m, kk, g, qo, zb, 0, True, ab)
                 else:
-                    gemm_rows(xv, qa, g, qo, z, 0, kk, m, nn, True, False, ab)
+                    gemm_rows(xv, qa, g, qo, zb, 0, kk, m, nn, True, False, ab)
                 for j in range(kk * nn):
-                    out[qb + j] += z[j]
+                    out[qb + j] += zb[j]
             else:
                 for i in range(m):
                     for t in range(kk):
