@@ -82,7 +82,7 @@ ROOT = SCRIPT.parent.parent
 if "--child" not in sys.argv:  # the parent's helpers; a child imports nothing of benchmarks/
     sys.path.insert(0, str(ROOT))
     from benchmarks.children import (child_env, code_line, describe_code, log,  # noqa
-                                     spawn, temp_work)
+                                     spawn, temp_work, write_results)
 PROGRAMS = ("lstm", "gmm", "ba")
 LABELS = {"lstm": "LSTM l=2 b=14 c=116", "gmm": "GMM d=10 K=25 n=1k", "ba": "BA ba1"}
 LSTM = (2, 14, 116)  # layers, hidden size, sequence length: about 10^4 records
@@ -361,10 +361,7 @@ def main():
             runs += program_cells(name, args)
     code = (start, code_line(args.jittape))
     text = report(args, runs, code, time.perf_counter() - t)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text)
-    args.output.with_suffix(".json").write_text(json.dumps(
-        {"command": sys.argv, "code": code, "runs": runs}, indent=1))
+    write_results(args.output, text, {"code": code, "runs": runs})
     print(text)
 
 

@@ -90,7 +90,7 @@ ROOT = SCRIPT.parent.parent
 if "--child" not in sys.argv:  # the parent's helpers; a child imports nothing of benchmarks/
     sys.path.insert(0, str(ROOT))
     from benchmarks.children import (blas_line, child_env, code_line, describe_code,  # noqa
-                                     log, spawn, temp_work)
+                                     log, spawn, temp_work, write_results)
 PROBLEMS_DIR = ROOT / "benchmarks" / "problems"
 BIN, HOLD, CAP, IDLE = 0.05, 1.0, 30.0, 5.0  # loop: bin width, settled hold, cap, idle (s)
 TIER = 3.0  # a bin is at tier 1 when its median per call is at most TIER x the steady one
@@ -481,10 +481,7 @@ def main():
         results[case] = CASES[case](args)
     code = (start, code_line(args.jittape))
     text = report(args, results, code, time.perf_counter() - t)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text)
-    args.output.with_suffix(".json").write_text(json.dumps(
-        {"command": sys.argv, "code": code, "results": results}, indent=1))
+    write_results(args.output, text, {"code": code, "results": results})
     if "loop" in results:
         plot(results["loop"], args.output.with_suffix(".png"))
     print(text)

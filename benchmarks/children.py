@@ -157,3 +157,12 @@ def blas_line(blas_threads):
     set_ = [f"{k}={os.environ[k]}" for k in BLAS_VARS if k in os.environ]
     return ", ".join(set_) if set_ else "the libraries' default (none of " \
         f"{', '.join(BLAS_VARS)} set)"
+
+
+def write_results(output, text, payload):
+    """The report ``text`` to ``output`` (Markdown) and ``payload`` (every number, with the
+    command) to the same name with ``.json``."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text)
+    output.with_suffix(".json").write_text(json.dumps({"command": sys.argv, **payload},
+                                                      indent=1))
