@@ -22,6 +22,15 @@ def _saved(tmp_path):
         return path, {k: z[k] for k in z.files}
 
 
+def _rewritten(path, out, member, change, compression=zipfile.ZIP_STORED):
+    """The archive ``path`` copied to ``out`` with member ``member``'s bytes ``change(raw)``."""
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w", compression) as dst:
+        for info in src.infolist():
+            raw = src.read(info)
+            dst.writestr(info.filename, change(raw) if info.filename == member else raw)
+    return out
+
+
 def test_a_tape_file_with_a_member_the_format_does_not_define_is_refused(tmp_path):
     path, data = _saved(tmp_path)
     np.savez(tmp_path / "extra.npz", **data, planted=np.zeros(10))
@@ -30,13 +39,8 @@ def test_a_tape_file_with_a_member_the_format_does_not_define_is_refused(tmp_pat
 
 
 def test_a_member_larger_than_its_header_says_is_refused_before_it_is_read(tmp_path):
-
     path, data = _saved(tmp_path)
-    bad = tmp_path / "bad.npz"
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(bad, "w") as dst:
-        for info in src.infolist():
-            raw = src.read(info)
-            dst.writestr(info.filename, raw + (b"\0" * 64 if info.filename == "val.npy" else b""))
+    bad = _rewritten(path, tmp_path / "bad.npz", "val.npy", lambda raw: raw + b"\0" * 64)
     with pytest.raises(TapeFormatError, match="member 'val.npy' is .* its header says"):
         jittape.load(bad)
 
@@ -48,10 +52,7 @@ def test_a_zip_bomb_is_refused_by_its_declared_sizes(tmp_path):
     big = np.zeros(20_000_000)  # 160 MB of zeros: deflates to about 150 KB
     buf = __import__("io").BytesIO()
     np.save(buf, big)
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info in src.infolist():
-            dst.writestr(info.filename, buf.getvalue() if info.filename == "val.npy"
-                         else src.read(info))
+    _rewritten(path, bomb, "val.npy", lambda raw: buf.getvalue(), zipfile.ZIP_DEFLATED)
     with pytest.raises(TapeFormatError, match="declare .* bytes, over"):
         jittape.load(bomb)
 
@@ -93,10 +94,7 @@ def test_a_repeated_member_or_an_object_member_is_refused(tmp_path):
     objects = tmp_path / "objects.npz"
     buf = io.BytesIO()
     np.save(buf, np.array([1.0, None], dtype=object), allow_pickle=True)
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(objects, "w") as dst:
-        for info in src.infolist():
-            dst.writestr(info.filename, buf.getvalue() if info.filename == "pool.npy"
-                         else src.read(info))
+    _rewritten(path, objects, "pool.npy", lambda raw: buf.getvalue())
     with pytest.raises(TapeFormatError, match="holds Python objects"):
         jittape.load(objects)
 
@@ -179,14 +177,9 @@ def test_the_op_table_only_grows_at_its_end():
 
 # --- holes the fuzzer (tests/tapefuzz.py) found ------------------------------------------
 def test_a_damaged_npy_header_is_a_tape_format_error(tmp_path):
-    path, data = _saved(tmp_path)
-    bad = tmp_path / "bad.npz"
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(bad, "w") as dst:
-        for info in src.infolist():
-            raw = src.read(info)
-            if info.filename == "out_value.npy":  # NumPy parses the header dict as Python
-                raw = raw.replace(b"{'descr'", b"{(descr'")
-            dst.writestr(info.filename, raw)
+    path, data = _saved(tmp_path)  # NumPy parses a .npy header's dict as Python source
+    bad = _rewritten(path, tmp_path / "bad.npz", "out_value.npy",
+                     lambda raw: raw.replace(b"{'descr'", b"{(descr'"))
     with pytest.raises(TapeFormatError, match="not a readable tape archive"):
         jittape.load(bad)
 
