@@ -68,11 +68,15 @@ for key in sys.argv[3:]:
     err = max(float(np.max(np.abs(tape.gradient(p) - hand(p))) / np.max(np.abs(hand(p))))
               for p in (x, x2))
     assert err < 1e-8, (key, err)
-    kernel, _, pool, _ = tape._kernel  # what Tape.gradient calls; private
-    val, adj = tape._kernel_buffers(tape._kernel)
+    kernel, val0, pool, nadj = tape._kernel[:4]  # what Tape.gradient calls; private
+    val, adj = val0.copy(), np.empty(nadj)
+    order = (lambda v, a, x, p, w: (v, a, p, x, w)) if len(tape._kernel) > 4 else \
+        (lambda *args: args)  # (the kernel takes (val, adj, pool, x) since 2026-11-27)
     cands[key] = {"hand": lambda h=hand, x=x: h(x),
-                  "kernel": lambda k=kernel, v=val, a=adj, x=x, p=pool: k(v, a, x, p, True),
-                  "value": lambda k=kernel, v=val, a=adj, x=x, p=pool: k(v, a, x, p, False),
+                  "kernel": lambda k=kernel, v=val, a=adj, x=x, p=pool, o=order: k(
+                      *o(v, a, x, p, True)),
+                  "value": lambda k=kernel, v=val, a=adj, x=x, p=pool, o=order: k(
+                      *o(v, a, x, p, False)),
                   "gradient": lambda t=tape, x=x: t.gradient(x)}
     info[key] = {"error": err, "records": tape.n_records}
 print(json.dumps(info), flush=True)

@@ -63,6 +63,7 @@ def cluster(n_atoms):
 
 
 def replay_fns(jittape):
+    from benchmarks.common import kernel_call  # this checkout's
     from jittape.sweeps import tiers
     x = np.linspace(-1.0, 1.0, 10)
     tape = jittape.record(rosen, x)
@@ -75,12 +76,7 @@ def replay_fns(jittape):
     sw = t.sweeps
     fw, rv = sw.forward_sweep, sw.reverse_sweep
     ctape = jittape.record(rosen, x).compile()
-    kernel, val0, pool = ctape._kernel[:3]
-    if len(ctape._kernel) == 4:  # (kernel, val0, pool, nadj): work buffers passed in
-        kval, kadj = val0.copy(), np.empty(ctape._kernel[3])
-        call = lambda: kernel(kval, kadj, x, pool, True)  # noqa: E731
-    else:
-        call = lambda: kernel(val0, x, pool, True)  # noqa: E731
+    call = kernel_call(ctape._kernel, x, True)
     tf = jittape.taped(rosen, compile=False)
     tc = jittape.taped(rosen, compile=True)
     for f in (tf, tc):

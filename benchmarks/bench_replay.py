@@ -124,7 +124,7 @@ import jittape  # noqa: E402
 from jittape.compiler import kernel as C  # noqa: E402
 from jittape.sweeps.opsets import for_tape  # noqa: E402
 from jittape.demo import lj_energy, lj_energy_loops, lj_gradient_hand  # noqa: E402
-from benchmarks.common import cold_and_warm_startup, cpu_info  # noqa: E402
+from benchmarks.common import cold_and_warm_startup, cpu_info, kernel_call  # noqa: E402
 from benchmarks.problems.lj import lj_grad_njit  # noqa: E402
 from benchmarks.problems.lj import start as lj_start  # noqa: E402
 from benchmarks.problems.rosenbrock import rosen_grad_njit  # noqa: E402
@@ -299,11 +299,9 @@ def measure(key, label, f, x, hand, quick, comp):
     }
     ctape = comp["tape"]
     if ctape is not None:
-        kernel, val0, pool, nadj = ctape._kernel  # what Tape._fast calls; private
-        kval, kadj = val0.copy(), np.empty(nadj)  # the work buffers a thread reuses
-        fns["compiled"] = lambda: ctape.gradient(x)
-        fns["kernel_call"] = lambda: kernel(kval, kadj, x, pool, True)
-        fns["kernel_fwd"] = lambda: kernel(kval, kadj, x, pool, False)
+        fns["compiled"] = lambda: ctape.gradient(x)  # (the kernel: what Tape._fast calls)
+        fns["kernel_call"] = kernel_call(ctape._kernel, x, True)
+        fns["kernel_fwd"] = kernel_call(ctape._kernel, x, False)
     times, rounds = median_times(fns, quick)
     return dict(key=key, label=label, n=x.size, records=tape.n_records, elements=nval,
                 pool=t.pool.size, nbytes=tape.nbytes, rounds=rounds, comp=comp,

@@ -121,6 +121,21 @@ def stats(samples):
 
 
 # --- gradient checks ---------------------------------------------------------------------
+def kernel_call(kernel, x, want_grad=True):
+    """A call, without arguments, of a compiled tape's kernel (``tape._kernel``, private) on
+    work buffers of its own, for the tuple of each jittape version measured: ``(kernel,
+    val0, pool, nadj, entry)`` takes ``(val, adj, pool, x, want_grad)``; ``(kernel, val0,
+    pool, nadj)`` took ``(val, adj, x, pool, want_grad)``; ``(kernel, val0, pool)`` took
+    ``(val0, x, pool, want_grad)``."""
+    fn, val0, pool = kernel[:3]
+    if len(kernel) == 3:
+        return lambda: fn(val0, x, pool, want_grad)
+    val, adj = val0.copy(), np.empty(kernel[3])
+    if len(kernel) >= 5:
+        return lambda: fn(val, adj, pool, x, want_grad)
+    return lambda: fn(val, adj, x, pool, want_grad)
+
+
 def rel_error(got, want):
     """``max|got - want| / max|want|`` (inf for a shape mismatch or a non-finite value)."""
     try:

@@ -80,3 +80,21 @@ def test_an_op_set_of_ops_compiled_before_composes_without_compiling(tmp_path):
     second = run("b")  # a new op set, of ops whose pieces the first run left in the cache
     assert "compiling" not in second.stderr, second.stderr
     assert second.stdout.split() == ["Bound"]
+
+
+def test_two_op_sets_composed_in_one_process_share_the_runner():
+    """The runner every composed set shares is compiled once, then its compiling disabled:
+    a second set's sweep of the same kind raised 'compilation disabled' (Numba's compile of
+    a disabled dispatcher raises before it looks for the signature)."""
+    x = np.linspace(0.1, 1.0, 6)
+    t1 = jittape.record(f, x).arrays
+    t2 = jittape.record(lambda x: np.sum(np.tanh(x) * np.cumsum(x)), x).arrays
+    for what in ("forward_sweep", "reverse_sweep"):
+        outs = []
+        for t in (t1, t2):
+            codes = opsets.with_leaves(t.op.tolist())
+            sweep = getattr(composed.namespace(codes, what), what)
+            bufs = _buffers(t, what, np.random.default_rng(2))
+            sweep(*t.columns, *bufs, 0, t.n_records)
+            outs.append(bufs)
+        assert all(np.isfinite(b).all() for bufs in outs for b in bufs)

@@ -65,8 +65,7 @@ class Partwise:
         """Compile (or load) the parts and the runner for argument types ``argtys``."""
         addresses = np.array([self.compile_part(m, argtys) for m in range(len(self.parts))],
                              np.int64)
-        self.run.compile((types.Array(types.int64, 1, "C"),) + tuple(argtys))
-        self.run.disable_compile()
+        compile_runner(self.run, argtys)
         self.call = Bound(self.run, addresses)  # steady state: no Python frame
 
     def compile_part(self, m, argtys):
@@ -83,6 +82,17 @@ class Partwise:
     def stats(self):
         """Cache hits and misses (Numba's ``stats``) of the runner and the parts together."""
         return _stats((self.run,) + self.parts)
+
+
+def compile_runner(run, argtys):
+    """Compile (or load) the runner ``run`` for the sweep's argument types ``argtys`` (after
+    its address table), then disable its compiling: one specialization, never another. A
+    runner composed sweeps share is compiled once: Numba's ``compile`` of a disabled
+    dispatcher raises even for a signature it has."""
+    sig = (types.Array(types.int64, 1, "C"),) + tuple(argtys)
+    if sig not in run.overloads:
+        run.compile(sig)
+    run.disable_compile()
 
 
 def part_address(part, argtys):
@@ -124,8 +134,7 @@ class Composed:
         for code, part in self.parts.items():
             table[code] = part_address(part, argtys)
         with self._runner_lock:
-            self.run.compile((types.Array(types.int64, 1, "C"),) + tuple(argtys))
-            self.run.disable_compile()
+            compile_runner(self.run, argtys)
         self.call = Bound(self.run, table)
 
     @property
