@@ -62,6 +62,14 @@ CASES = {
     "block of mixed leaves": lambda x: np.sum(np.block([[np.outer(x[:2], x), C32[:2, :1]],
                                                         [x, 5.0]]) ** 3),
     "append a list of actives": lambda x: np.sum(np.append(x, [x[0] * x[1], 2.0]) ** 2),
+    # object arrays and nested lists of actives given to np.linalg (issue 27, item 3)
+    "det of an object array": lambda x: np.linalg.det(np.asarray([[x[0], x[1]], [x[2], 1.0]])),
+    "det of a nested list": lambda x: np.linalg.det([[x[0], x[1]], [x[2], 1.0]]),
+    "inv and solve of object arrays": lambda x: np.sum(np.linalg.inv(np.array(
+        [[x[0], 1.0], [x[2], 3.0]]))) + np.sum(np.linalg.solve([[x[0], 1.0], [x[1], 3.0]],
+                                                              [x[2], 1.0])),
+    "norm and slogdet of object arrays": lambda x: np.linalg.norm(np.array([x[0], x[1], 2.0]))
+    + np.linalg.slogdet(np.array([[x[0], x[1]], [x[2], 4.0]]))[1],
     # an integer cast has NumPy's value and no derivative (autograd's test_cast_to_int)
     "cast to int": lambda x: np.sum(np.array([x, x ** 2])[np.int64(x * 0.6)]) + np.sum(
         (x * 0.7).astype(int) * x),
@@ -148,3 +156,19 @@ def test_conversions_that_drop_the_derivative_are_named():
         jittape.grad(lambda x: np.sum(np.array([x[0], x[1]], dtype=float)))(X)
     with pytest.raises(ActiveConversionError, match="zeros_like"):
         jittape.grad(lambda x: float(x[0]))(X)
+
+
+def test_an_object_array_np_linalg_has_no_rule_for_gets_jittapes_error():
+    """NumPy's own error would be a UFuncTypeError from the gufunc (no object loop)."""
+    from jittape import NotDifferentiableError
+    with pytest.raises(NotDifferentiableError, match="numpy.linalg.eigvals"):
+        jittape.grad(lambda x: np.sum(np.linalg.eigvals(np.array([[x[0], x[1]],
+                                                                   [x[2], 4.0]]))))(X)
+
+
+def test_np_linalg_outside_a_recording_is_numpys():
+    import pickle
+    a = np.array([[2.0, 1.0], [0.5, 3.0]])
+    assert np.linalg.det(a) == np.linalg.det.__wrapped_by_jittape__(a)
+    assert pickle.loads(pickle.dumps(np.linalg.det)) is np.linalg.det
+    np.testing.assert_array_equal(np.linalg.inv(a), np.linalg.inv.__wrapped_by_jittape__(a))

@@ -68,7 +68,8 @@ def _name(f):
     if isinstance(f, np.ufunc):
         return f"np.{f.__name__}" if getattr(np, f.__name__, None) is f else f.__name__
     for prefix, module in (("np.linalg.", np.linalg), ("np.", np)):
-        if getattr(module, getattr(f, "__name__", ""), None) is f:
+        public = getattr(module, getattr(f, "__name__", ""), None)
+        if getattr(public, "__wrapped_by_jittape__", public) is f:  # (np.linalg's wrappers)
             return prefix + f.__name__
     return f"{mod}.{getattr(f, '__name__', f)}"
 

@@ -33,5 +33,6 @@ def _shape_query(f):
 
 dispatch.FUNCTIONS.update({np.shape: _shape_query(np.shape), np.ndim: _shape_query(np.ndim),
                            np.size: _shape_query(np.size)})
+builders.install_linalg()  # last: the handlers are keyed by NumPy's own functions
 FUNCTIONS = dispatch.FUNCTIONS
 UFUNC_HANDLERS = dispatch.UFUNCS

@@ -8,7 +8,10 @@ later ufuncs cannot loop over, or a mean divided by ``np.float64(active)``. At i
 jittape wraps ``AxisConcatenator.__getitem__`` (the class of ``np.r_`` and ``np.c_``) and
 NumPy's internal ``_mean``/``_var``/``_std`` (what ``np.mean`` & co. call for a list):
 given an active argument, the wrapper builds one active array and calls the NumPy function
-that dispatches to jittape; otherwise NumPy's own code runs unchanged.
+that dispatches to jittape; otherwise NumPy's own code runs unchanged. The functions of
+``np.linalg`` are wrapped likewise (as attributes of ``numpy.linalg``: a name imported from
+it before ``import jittape`` is NumPy's own), for object arrays of actives, which NumPy's
+linear-algebra gufuncs have no loop for.
 """
 
 import functools
@@ -117,6 +120,30 @@ def _wrap_statistic(name, public):
     setattr(_methods, name, statistic)
 
 
+def _objects(a):
+    """Whether ``a`` is an object array or a list or tuple holding actives (what reaches
+    NumPy's gufuncs without dispatching to jittape)."""
+    if type(a) is np.ndarray:
+        return a.dtype == object and any(isinstance(e, Active) for e in a.flat)
+    return type(a) in (list, tuple) and as_operand(a) is not a
+
+
+def _wrap_linalg(name):
+    """Wrap ``np.linalg.<name>`` so that an object array (or a nested list) of actives
+    becomes one active array first: ``np.linalg.det(np.asarray([[x[0], x[1]], [x[2], 1.0]]))``
+    then dispatches to jittape (its rule, or its error naming the function) instead of
+    failing in NumPy's gufunc, which has no object loop. Other calls: one type test."""
+    original = getattr(np.linalg, name)
+
+    @functools.wraps(original)
+    def linalg(*args, **kwargs):
+        if args and any(_objects(a) for a in args):
+            args = tuple(as_operand(a) if _objects(a) else a for a in args)
+        return original(*args, **kwargs)
+    linalg.__wrapped_by_jittape__ = original
+    setattr(np.linalg, name, linalg)
+
+
 def install():
     """Install the wrappers (once; at import of jittape)."""
     if getattr(_index_tricks.AxisConcatenator.__getitem__, "__wrapped_by_jittape__", None):
@@ -124,6 +151,16 @@ def install():
     _wrap_concatenator()
     for name, public in (("_mean", np.mean), ("_var", np.var), ("_std", np.std)):
         _wrap_statistic(name, public)
+
+
+def install_linalg():
+    """Wrap the functions of ``np.linalg`` (once; at the end of jittape's import, after the
+    handlers are registered under NumPy's own functions, which the wrappers call)."""
+    for name in np.linalg.__all__:
+        f = getattr(np.linalg, name)
+        if callable(f) and not isinstance(f, type) and \
+                not hasattr(f, "__wrapped_by_jittape__"):
+            _wrap_linalg(name)
 
 
 install()
