@@ -109,3 +109,37 @@ def test_a_module_another_thread_is_importing_is_waited_for(tmp_path, monkeypatc
     finally:
         th.join()
         sys.modules.pop("slow_module_for_jittape", None)
+
+
+_FIRST_IMPORT = """
+import numpy as np, sys, jittape
+assert not any(m in sys.modules for m in ("scipy.stats", "scipy.special", "scipy.linalg"))
+def f(x):  # SciPy's modules first imported inside the recorded function
+    import scipy
+    from scipy.special import logsumexp
+    import scipy.linalg as sla
+    return (np.sum(scipy.stats.norm.logsf(x)) + logsumexp(x)
+            + np.sum(sla.expm(np.diag(x[:2]))))
+x = np.array([0.3, -0.2, 0.9])
+print(repr(jittape.grad(f)(x).tolist()))
+print(repr(jittape.grad(f)(x).tolist()))
+"""
+
+
+def test_scipy_modules_first_imported_inside_a_recording_are_differentiated():
+    """jittape.scipy.hooks wraps them as they finish importing (the first gradient raised
+    NotDifferentiableError, the second worked)."""
+    import os
+    import subprocess
+    import sys
+    import scipy.special as sp
+    import scipy.stats as st
+    p = subprocess.run([sys.executable, "-c", _FIRST_IMPORT], capture_output=True, text=True,
+                       timeout=300, env=dict(os.environ, JITTAPE_QUIET="1"))
+    assert p.returncode == 0, p.stderr
+    first, second = (np.array(eval(s)) for s in p.stdout.splitlines()[-2:])
+    x = np.array([0.3, -0.2, 0.9])
+    want = (-st.norm.pdf(x) / st.norm.sf(x) + sp.softmax(x)
+            + np.array([np.exp(x[0]), np.exp(x[1]), 0.0]))
+    np.testing.assert_allclose(first, want, rtol=1e-12)
+    np.testing.assert_array_equal(first, second)

@@ -22,7 +22,10 @@ from ..scipy import special as _scipy_special
 from ..scipy import stats as _scipy_stats
 from ..scipy import composed as _scipy_composed
 from ..scipy import linalg as _scipy_linalg
+from ..scipy import hooks as _scipy_hooks
 from ..tape.arrays import Recorder
+
+_scipy_hooks.install()  # SciPy modules imported later are wrapped as they load
 
 
 def as_input(x, argnum):
