@@ -21,6 +21,7 @@ import numpy as np
 from .active import Active
 from .._base.errors import NotDifferentiableError
 from .object_arrays import as_operand, from_objects, to_active
+from .shaping import has_active
 
 try:  # NumPy >= 2
     from numpy.lib import _index_tricks_impl as _index_tricks
@@ -122,10 +123,10 @@ def _wrap_statistic(name, public):
 
 def _objects(a):
     """Whether ``a`` is an object array or a list or tuple holding actives (what reaches
-    NumPy's gufuncs without dispatching to jittape)."""
+    NumPy's gufuncs without dispatching to jittape); records nothing."""
     if type(a) is np.ndarray:
         return a.dtype == object and any(isinstance(e, Active) for e in a.flat)
-    return type(a) in (list, tuple) and as_operand(a) is not a
+    return isinstance(a, (list, tuple)) and has_active(a)
 
 
 def _wrap_linalg(name):
@@ -137,8 +138,10 @@ def _wrap_linalg(name):
 
     @functools.wraps(original)
     def linalg(*args, **kwargs):
-        if args and any(_objects(a) for a in args):
-            args = tuple(as_operand(a) if _objects(a) else a for a in args)
+        if args:
+            converts = [_objects(a) for a in args]
+            if any(converts):  # (each converted once: as_operand records the array)
+                args = tuple(as_operand(a) if c else a for a, c in zip(args, converts))
         return original(*args, **kwargs)
     linalg.__wrapped_by_jittape__ = original
     setattr(np.linalg, name, linalg)

@@ -201,7 +201,8 @@ def block(arrays):
     lists' along the second-last, and so on, every block first given the result's rank by
     leading axes of length 1 (NumPy's rule, ``numpy.block`` docs); one CONCAT record per
     list. Blocks may be actives, arrays, numbers or lists mixing them."""
-    expected = np.block(_primal_blocks(arrays))  # NumPy's checks and errors
+    arrays = _blocks(arrays, as_operand)  # each block once (as_operand records a list's)
+    expected = np.block(_blocks(arrays, primal_array))  # NumPy's checks and errors
     depth = 0
     inner = arrays
     while type(inner) is list:
@@ -210,15 +211,15 @@ def block(arrays):
     def build(a, level):
         if type(a) is list:
             return concatenate([build(e, level + 1) for e in a], axis=level - depth)
-        a = as_operand(a)
         shape = np.shape(primal_array(a))
         return reshape_any(a, (1,) * (expected.ndim - len(shape)) + shape)
     out = build(arrays, 0)
     return out if isinstance(out, Active) else expected
 
 
-def _primal_blocks(a):
-    return [_primal_blocks(e) for e in a] if type(a) is list else primal_array(as_operand(a))
+def _blocks(a, fn):
+    """``np.block``'s nested lists with ``fn`` applied to each block."""
+    return [_blocks(e, fn) for e in a] if type(a) is list else fn(a)
 
 
 def _as_tuple(r):
