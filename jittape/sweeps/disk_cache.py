@@ -60,28 +60,21 @@ def notice(message):
         print(f"jittape: {message}", file=sys.stderr, flush=True)
 
 
-def write_atomic(path, text):
-    """Replace ``path``'s content by ``text``: other processes see the old file or the new
-    one, never a part. Raises ``OSError``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+write_atomic = trust.write_atomic
 
 
 def _write(path, source):
     """Write ``source`` to ``path`` unless it is there intact; False if not writable."""
     try:
-        if path.exists() and path.read_text() == source:
+        if path.read_text() == source:
             return True
+    except (OSError, UnicodeDecodeError):
+        pass  # absent or damaged: written anew
+    try:
         write_atomic(path, source)
         return True
-    except (OSError, UnicodeDecodeError):  # (a damaged file is rewritten)
-        try:
-            write_atomic(path, source)
-            return True
-        except OSError:
-            return False
+    except OSError:
+        return False
 
 
 def write(prefix, source):

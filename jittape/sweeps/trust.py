@@ -25,10 +25,6 @@ from pathlib import Path
 _OTHERS_WRITE = 0o022
 
 
-def _owner_only(st):
-    return st.st_uid == os.getuid() and not st.st_mode & _OTHERS_WRITE
-
-
 def numba_root():
     """Where Numba keeps the machine code of the generated modules: ``NUMBA_CACHE_DIR``
     when set, else ``__pycache__`` beside them (Numba's own rule, ``numba.core.caching``)."""
@@ -60,9 +56,10 @@ def foreign_files(path):
     a directory that others cannot even enter (mode ``0o700``) may be group-writable."""
     if not hasattr(os, "getuid"):
         return []
-    roots = [path.parent / "__pycache__"] + ([numba_root()] if numba_root() else [])
-    files = ([path] + list(path.parent.glob(f"{path.stem}.*"))
-             + [f for r in roots if r.is_dir() for f in r.rglob(f"{path.stem}.*")])
+    numba_dir = _numba_dir(path)
+    files = _files_of(path.parent, path.stem) + (  # (the .py too)
+        _files_of(numba_dir, path.stem) if numba_dir != numba_root()
+        else list(numba_dir.rglob(f"{path.stem}.*")))
     private = _private(path.parent)
     bad = []
     for f in files:
@@ -73,6 +70,41 @@ def foreign_files(path):
         if st.st_uid != os.getuid() or (st.st_mode & _OTHERS_WRITE and not private):
             bad.append(f)
     return bad
+
+
+_listed = {}  # directory -> {module stem: [its files]}, as first seen in this process
+
+
+def _files_of(directory, stem):
+    """The files ``<stem>.*`` of ``directory``. Each directory is listed once per process
+    (a module load must not list the cache again: thousands of entries, milliseconds each
+    time); files added later are this user's own, since only this user can write to the
+    directories (:func:`untrusted`, checked first)."""
+    if directory not in _listed:
+        found = {}
+        try:
+            with os.scandir(directory) as entries:
+                for e in entries:
+                    found.setdefault(e.name.split(".", 1)[0], []).append(e.name)
+        except OSError:
+            pass
+        _listed[directory] = found
+    return [directory / name for name in _listed[directory].get(stem, ())]
+
+
+def _numba_dir(path):
+    """The directory of Numba's index and data files of the module at ``path``: Numba's
+    own rule (``numba.core.caching``: ``__pycache__`` beside it, or a subdirectory of
+    ``NUMBA_CACHE_DIR`` named after the module's directory), found by Numba's locator; if
+    Numba renamed it, the whole ``NUMBA_CACHE_DIR`` (then searched as a tree)."""
+    root = numba_root()
+    if root is None:
+        return path.parent / "__pycache__"
+    try:
+        from numba.core.caching import _CacheLocator
+        return root / _CacheLocator.get_suitable_cache_subpath(str(path))
+    except (ImportError, AttributeError):
+        return root
 
 
 def _private(directory):
@@ -112,10 +144,20 @@ def _code(path, source):
     except (OSError, ValueError, EOFError, TypeError):
         pass  # absent or damaged: compiled again and rewritten
     code = compile(source, str(path), "exec")
-    tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_bytes(key + marshal.dumps(code))
-        os.replace(tmp, cached)
+        write_atomic(cached, key + marshal.dumps(code))
     except OSError:
         pass
     return code
+
+
+def write_atomic(path, data):
+    """Replace ``path``'s content by ``data`` (bytes or text): other processes see the old
+    file or the new one, never a part. Raises ``OSError``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    if isinstance(data, bytes):
+        tmp.write_bytes(data)
+    else:
+        tmp.write_text(data)
+    os.replace(tmp, path)
