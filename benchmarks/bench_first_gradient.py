@@ -287,7 +287,8 @@ def row(name, cell, mode, runs):
             spread(ok, "first"), s("first_call"), s("compiled_all"), fmt_time(med(ok, "steady")),
             "yes" if ok and composed == len(ok) else "no" if not composed else
             f"{composed} of {len(ok)}", ", ".join(str(len(r["notices"])) for r in runs),
-            s("linger"), "—" if med(ok, "error") is None else f"{max(r['error'] for r in ok):.0e}"]
+            s("linger"),
+            "—" if med(ok, "error") is None else f"{max(r['error'] for r in ok):.0e}"]
 
 
 def target_line(lines):

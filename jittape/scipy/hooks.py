@@ -28,9 +28,9 @@ def _install_all(watched, done):
 
 
 class AfterImport:
-    """A meta-path finder that finds nothing itself: for the modules in :data:`WATCHED`, it
-    takes the spec the other finders give and has its loader install jittape's wrappers
-    once the module has executed."""
+    """A meta-path finder that finds nothing itself: for the modules ``watched``
+    (:func:`watched`), it takes the spec the other finders give and has its loader install
+    jittape's wrappers once the module has executed."""
 
     def __init__(self, watched):
         self.watched = frozenset(watched)
