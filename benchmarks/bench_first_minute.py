@@ -44,7 +44,8 @@ Cases and figures:
    of 1.2 us, compiled sweeps at 3.6 us do not count: this is then the kernel's arrival).
    The loop runs until the tape has *settled* (its compiled kernel is in, or it lost its
    trial to the interpreter: ``tape.compiled`` / ``tape.lost_trial``) for 1 s, or until
-   30 s since T0 (the cap: "not reached", its tier-1 figure then meaningless). *calls*: gradients in the loop.
+   30 s since T0 (the cap: "not reached", its tier-1 figure then meaningless). *calls*:
+   gradients in the loop.
    *busy*: the loop starts right after the first gradient; *idle*: the main thread sleeps
    5 s (10 ms steps) after the first gradient, then loops (the compile worker, or thread,
    has the time to itself).
