@@ -172,3 +172,22 @@ def test_np_linalg_outside_a_recording_is_numpys():
     assert np.linalg.det(a) == np.linalg.det.__wrapped_by_jittape__(a)
     assert pickle.loads(pickle.dumps(np.linalg.det)) is np.linalg.det
     np.testing.assert_array_equal(np.linalg.inv(a), np.linalg.inv.__wrapped_by_jittape__(a))
+
+
+_ISSUE_27 = [name for name in CASES if any(w in name for w in (
+    "concatenate", "stack", "block", "append a list", "det ", "inv and", "norm and"))]
+
+
+@pytest.mark.parametrize("name", _ISSUE_27)
+def test_mixed_sequences_and_linalg_objects_in_forward_and_second_order(name):
+    """The sequences of mixed lists and np.linalg's object arrays (issue 27) in the other
+    modes: the JVP against central differences of f, the HVP against central differences
+    of the gradient."""
+    f, h = CASES[name], 1e-5
+    v = np.array([0.3, -0.7, 0.5])
+    tangent = jittape.jvp(lambda x: np.sum(f(x)), (X,), (v,))[1]
+    np.testing.assert_allclose(tangent, (np.sum(f(X + h * v)) - np.sum(f(X - h * v))) / (2 * h),
+                               rtol=1e-6, atol=1e-8)
+    g = jittape.grad(lambda x: np.sum(f(x)))
+    np.testing.assert_allclose(jittape.hvp(lambda x: np.sum(f(x)))(X, v),
+                               (g(X + h * v) - g(X - h * v)) / (2 * h), rtol=1e-5, atol=1e-6)
