@@ -19,6 +19,7 @@ import numpy as np
 
 import jittape
 import jittape.sweeps.warmup
+from jittape.numpy import dispatch
 from jittape.numpy.active import Active
 from jittape.testing import check_gradient
 
@@ -132,6 +133,8 @@ def _check_forward_mode(p, f, value, grad):
 def _primal(v):
     if isinstance(v, np.ndarray) and v.dtype == object:  # np.array([a, b]) of actives
         return np.array([_primal(e) for e in v.flat]).reshape(v.shape)
+    if type(v) in dispatch.PROXIES:  # a preallocated array (np.zeros(n) filled with actives)
+        v = dispatch.PROXIES[type(v)](v)
     return v._v if isinstance(v, Active) else v
 
 

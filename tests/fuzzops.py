@@ -184,6 +184,11 @@ JOIN = {
     "stack": "np.stack([{a}, {b}], axis={c})", "hstack": "np.hstack([{a}, {b}])",
     "vstack": "np.vstack([{a}, {b}])", "column_stack": "np.column_stack([{a}, {b}])",
     "append": "np.append({a}, {b})", "array": "np.array([{a}, {b}])",
+    "mixed": "np.concatenate([np.ravel({a}), [np.sum({b}), 1.5]])",  # arrays, scalars, numbers
+}
+ALLOC = {  # arrays the program allocates, to be filled by later updates (preallocation)
+    "zeros": "np.zeros({a})", "ones": "np.ones({a})", "full": "np.full({a}, -0.75)",
+    "zeros_f": "np.zeros({a}, order='F')", "scaled_ones": "2.0 * np.ones({a})",
 }
 LOOP_BODIES = ["{acc} + np.sin({r})", "{acc} * np.cos({r})", "np.tanh({acc}) - {r}",
                "0.5 * {acc} + {r}", "{acc} - 0.3 * {r} ** 2", "{acc} * {r}"]
@@ -233,6 +238,9 @@ class Stmt:
                     f"    {out} = {UNARY[f2][0].format(a=a)}"]
         if op == "loop":
             return _loop_lines(K, out, *args)
+        if op == "alloc":  # v = np.zeros(shape); v[key] = fn(b)
+            kind, shape, key, fn, b = args
+            return [f"{out} = {ALLOC[kind].format(a=shape)}", f"{out}[{key}] = {fn.format(b)}"]
         t = _template(op)
         if callable(t):
             return [f"{out} = {t(K, *args)}"]

@@ -14,7 +14,7 @@ import scipy.special  # noqa: F401 (programs call scipy.special.* and scipy.stat
 import scipy.stats  # noqa: F401
 from hypothesis import strategies as st
 
-from fuzzops import (BINARY, BRANCHY, CLEAN, INDEX, INITS, JOIN, KINKED, LINALG, LOOP_BODIES,
+from fuzzops import (ALLOC, BINARY, BRANCHY, CLEAN, INDEX, INITS, JOIN, KINKED, LINALG, LOOP_BODIES,
                      PROBE, PRODUCT, REDUCE, SCAN, SHAPE, UNARY, Stmt, source)
 
 #: Ops left out because they trigger known bugs of jittape (op -> the bug); the long
@@ -384,6 +384,26 @@ def gen_update(s, draw):
     return Stmt(op, w, (key, how, fn, b))
 
 
+def gen_alloc(s, draw):
+    """``v = np.zeros(shape)`` & co. of a variable's shape, filled at once by ``v[key] =
+    fn(b)`` (jittape records preallocated arrays); later updates may write into it more."""
+    arrs = s.arrays()
+    if not arrs:
+        return None
+    shape = s.val(draw(st.sampled_from(arrs))).shape
+    key = _basic_key(draw, shape)
+    try:
+        region = np.shape(eval(f"w[{key}]", {"w": np.zeros(shape)}))
+    except IndexError:
+        return None
+    rhs = [b for b in s.vars if _shape_of("{a} + {b}", region, np.shape(s.val(b))) == region]
+    if not rhs:
+        return None
+    fn = draw(st.sampled_from(["{}", "np.sin({})", "2.0 * {}"]))
+    return Stmt("alloc", s.fresh(), (draw(st.sampled_from(list(ALLOC))), repr(shape), key, fn,
+                                     draw(st.sampled_from(rhs))))
+
+
 def gen_if(s, draw):
     """``if reduce(c) > t: out = f1(a) else: out = f2(a)``, t near the condition's value."""
     c, a = draw(st.sampled_from(s.vars)), draw(st.sampled_from(s.vars))
@@ -414,9 +434,9 @@ def gen_loop(s, draw):
 FAMILIES = {"unary": gen_unary, "binary": gen_binary, "reduce": gen_reduce, "scan": gen_scan,
             "product": gen_product, "linalg": gen_linalg, "shape": gen_shape,
             "index": gen_index, "join": gen_join, "update": gen_update, "if": gen_if,
-            "loop": gen_loop}
+            "loop": gen_loop, "alloc": gen_alloc}
 WEIGHTS = {"unary": 4, "binary": 4, "reduce": 2, "scan": 2, "product": 2, "linalg": 1,
-           "shape": 3, "index": 2, "join": 1, "update": 3, "if": 1, "loop": 1}
+           "shape": 3, "index": 2, "join": 1, "update": 3, "if": 1, "loop": 1, "alloc": 1}
 
 
 class Program:

@@ -542,10 +542,11 @@ def test_ndarray_methods_with_an_active_argument_convert_to_objects_or_refuse():
     a = np.arange(6.0).reshape(2, 3)
     np.testing.assert_allclose(jittape.grad(lambda x: np.sum(a.dot(x) ** 2))(np.ones(3)),
                                2 * a.T @ (a @ np.ones(3)))
+    buf = np.zeros(3)  # created outside the recording: a plain float array
+
     def into_floats(x):
-        out = np.zeros(3)
-        out[:] = x
-        return np.sum(out)
+        buf[:] = x
+        return np.sum(buf)
     with pytest.raises(jittape.ActiveConversionError, match=r"np\.dot\(a, x\)"):
         jittape.grad(into_floats)(np.ones(3))
 

@@ -10,6 +10,7 @@ import functools
 import numpy as np
 
 from .recording import like_input, pack_grads, record_call
+from ..numpy import dispatch
 from ..numpy.active import Active, guard, unary
 from ..optable.table import codes as K
 from ..sweeps import regions
@@ -92,8 +93,13 @@ def primal(x):
 
     No derivative flows through the result. While recording, the tape gets a GUARD on the
     value, so a replay at a point where it differs records the function again.
-    Non-active ``x`` is returned unchanged.
+    Non-active ``x`` is returned unchanged (a preallocated array, ``np.zeros(n)`` made
+    inside a recorded function, as its value: a plain array).
     """
+    if type(x) in dispatch.PROXIES:
+        x = dispatch.PROXIES[type(x)](x)
+        if not isinstance(x, Active):
+            return x
     if not isinstance(x, Active):
         return x
     guard(x)

@@ -16,7 +16,8 @@ import numpy as np
 
 from ..optable.table import codes as K
 from ..numpy.active import Active, new_active
-from ..numpy.object_arrays import from_objects
+from ..numpy import prealloc
+from ..numpy.object_arrays import to_active
 from .._base.errors import NonScalarOutputError, NotDifferentiableError, clearer
 from ..scipy import special as _scipy_special
 from ..scipy import stats as _scipy_stats
@@ -222,14 +223,14 @@ def record_call(f, args, kwargs, argnums, vector_output=False):
     # one treedef per differentiated argument; None if all are plain floats or arrays
     treedefs = tuple(structured.get(n, TREE_LEAF) for n in nums) if structured else None
     try:
-        out = f(*args, **kwargs)
+        with prealloc.recording():  # np.zeros(n) & co. may be filled with active values
+            out = f(*args, **kwargs)
     except (TypeError, ValueError) as e:
         clear = clearer(e)
         if clear is None:
             raise
         raise clear from e
-    if type(out) is np.ndarray and out.dtype == object:  # return np.array([a, b])
-        out = from_objects(out)
+    out = to_active(out)  # return np.array([a, b]), or a preallocated array
     if vector_output:
         if not isinstance(out, Active):
             out = np.asarray(out, dtype=np.float64)

@@ -179,9 +179,8 @@ def _region(t, g, args, name):
     active = list({id(a): a for a in args if isinstance(a, Active)}.values())
     slots = {id(a): _slot(t, a._v) for a in active}
     y = g(*[slots[id(a)] if isinstance(a, Active) else a for a in args])
-    if type(y) is np.ndarray and y.dtype == object:
-        from ..numpy.object_arrays import from_objects
-        y = from_objects(y)
+    from ..numpy.object_arrays import to_active
+    y = to_active(y)  # an object array of actives, or a preallocated array
     if not isinstance(y, Active):
         y = const(t, np.asarray(y, dtype=np.float64))
     check_records(t, r, r + 1, t.n, f"{name} (checkpointed)")

@@ -88,8 +88,10 @@ class Active(NdarrayMethods):
 
     def __float__(self):
         self._lost("float() (also what NumPy calls to write an active value into a float "
-                   "array, g[i] = x[0]: make g active, e.g. g = np.zeros_like(x), or build it "
-                   "with np.array([...]) / np.stack)")
+                   "array, g[i] = x[0], when g was created outside the recorded function or "
+                   "is not float64: create g inside the recorded function (g = np.zeros(n) "
+                   "then records), or as np.zeros_like(x), or build it with np.array([...]) / "
+                   "np.stack)")
 
     def __int__(self):
         self._lost("int()")
@@ -136,10 +138,10 @@ class Active(NdarrayMethods):
         return binary(K.FLOORDIV, y, self), binary(K.REMAINDER, y, self)
 
     def __matmul__(self, y):
-        return dispatch.OPERATORS["matmul"](self, y)
+        return dispatch.OPERATORS["matmul"](self, dispatch.OPERATORS["from_objects"](y))
 
     def __rmatmul__(self, y):
-        return dispatch.OPERATORS["matmul"](y, self)
+        return dispatch.OPERATORS["matmul"](dispatch.OPERATORS["from_objects"](y), self)
 
     def __imatmul__(self, y):
         return dispatch.OPERATORS["inplace"](self, y, dispatch.OPERATORS["matmul"])
@@ -174,6 +176,8 @@ class Active(NdarrayMethods):
     # --- NumPy protocols ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" or kwargs:
+            if method == "__call__" and kwargs.get("out") is not None:
+                return dispatch.OPERATORS["ufunc_out"](ufunc, inputs, kwargs)
             check_ufunc_call(ufunc, method, kwargs)
         handler = dispatch.UFUNCS.get(ufunc) or dispatch.ufunc_handler(ufunc)
         if handler is None:
@@ -207,9 +211,13 @@ def _may_hold_objects(values):
     without a call per argument: this is on every NumPy function's path)."""
     for v in values:
         t = type(v)
-        if t is list or t is tuple or t is dict or t is np.ndarray and v.dtype.kind == "O":
+        if t is list or t is tuple or t is dict or t is np.ndarray and v.dtype.kind == "O" \
+                or t in _PROXIES:
             return True
     return False
+
+
+_PROXIES = dispatch.PROXIES
 
 
 class Predicate(Active):
@@ -400,8 +408,8 @@ def binary(opc, x, y):
             return Active(t, t.push_scalar(opc, x._i, y._i, 0, 0.0, z), z)
     else:
         act, cst = (x, y) if xa else (y, x)
-        if type(cst) is np.ndarray and cst.dtype == object:  # np.array([a, b]) * x
-            cst = dispatch.OPERATORS["from_objects"](cst)
+        if type(cst) is np.ndarray and cst.dtype == object or type(cst) in _PROXIES:
+            cst = dispatch.OPERATORS["from_objects"](cst)  # np.array([a, b]) * x
             return binary(opc, *((act, cst) if xa else (cst, act)))
         t = act._t
         if type(cst) in NUMBER or (np.ndim(cst) == 0 and np.isrealobj(cst)):
@@ -442,6 +450,8 @@ def check_const(x):
 
 def compare(opc, x, y):
     """Record a comparison; the result is a :class:`Predicate` (1.0/0.0 on the tape)."""
+    if type(y) in _PROXIES:  # x < r, r a preallocated array (r < x comes as a ufunc)
+        y = _PROXIES[type(y)](y)
     xa = isinstance(x, Active)
     t = tape_of(x, y)
     if xa and type(x._v) is float and type(y) in NUMBER:  # scalar fast path: if x[i] > 0

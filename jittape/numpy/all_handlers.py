@@ -17,7 +17,8 @@ filling :mod:`jittape.numpy.dispatch` when imported: :mod:`jittape.numpy.ufuncs`
 import numpy as np
 
 from . import (builders, decompositions, dispatch, linalg, numerics,  # noqa: F401
-               object_arrays, products, reductions, sequences, shape_functions, statistics,
+               object_arrays, prealloc, products, reductions, sequences, shape_functions,
+               statistics,
                ufuncs, views)
 from . import operators  # noqa: F401  (Python's operators and x[i] on active values)
 from .active import Active

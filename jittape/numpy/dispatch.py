@@ -15,6 +15,9 @@ FUNCTIONS = {}
 #: Python-level operations of the active type implemented above it: ``"getitem"``,
 #: ``"setitem"``, ``"inplace"`` (``x op= y``: handler(x, y, op)) and ``"matmul"``.
 OPERATORS = {}
+#: Array types that stand for an active value (``type -> resolve(a)``, the active value or a
+#: plain array): :class:`jittape.numpy.prealloc.Prealloc`.
+PROXIES = {}
 #: Callables ``ufunc -> handler or None`` asked about a ufunc missing from :data:`UFUNCS`
 #: (SciPy's ufuncs, resolved by name on first use; ops registered after import).
 RESOLVERS = []
@@ -30,3 +33,12 @@ def ufunc_handler(ufunc):
                 UFUNCS[ufunc] = h
                 break
     return h
+
+
+def resolved(args, kwargs):
+    """``(args, kwargs)`` with every :data:`PROXIES` array among them (top level) resolved:
+    for wrappers of functions that jittape dispatches on ``isinstance(v, Active)``."""
+    if not any(type(v) in PROXIES for v in (*args, *kwargs.values())):
+        return args, kwargs
+    res = lambda v: PROXIES[type(v)](v) if type(v) in PROXIES else v  # noqa: E731
+    return tuple(res(v) for v in args), {k: res(v) for k, v in kwargs.items()}

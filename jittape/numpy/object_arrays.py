@@ -169,6 +169,8 @@ def to_active(v):
         return from_objects(v)
     if type(v) in (list, tuple):
         return type(v)(to_active(e) for e in v)
+    if type(v) in dispatch.PROXIES:  # a preallocated array: its active value, or plain
+        return dispatch.PROXIES[type(v)](v)
     if type(v) is dict:
         return {k: to_active(e) for k, e in v.items()}
     return v
@@ -182,6 +184,8 @@ def as_operand(x):
         return from_objects(np.array(x, dtype=object))
     if type(x) is np.ndarray and x.dtype == object:
         return from_objects(x)
+    if type(x) in dispatch.PROXIES:
+        return dispatch.PROXIES[type(x)](x)
     return x
 
 

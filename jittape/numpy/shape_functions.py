@@ -394,10 +394,13 @@ def pad(array, pad_width, mode="constant", **kwargs):
                  "supported modes are 'constant', 'edge', 'reflect', 'symmetric', 'wrap'")
 
 
+_FULL_LIKE = np.full_like  # NumPy's (a recording replaces the name: jittape.numpy.prealloc)
+
+
 def _like(fill, name=None):
     def like(a, *args, dtype=None, order="K", subok=True, shape=None, **kw):
         fv = kw.pop("fill_value", args[0] if args else None)
-        primal = [fv._v if isinstance(fv, Active) else fv] if fill is np.full_like else []
+        primal = [fv._v if isinstance(fv, Active) else fv] if fill is _FULL_LIKE else []
         value = fill(np.asarray(a._v), *primal, dtype=dtype, shape=shape, **kw)
         if value.dtype != np.float64 and not isinstance(fv, Active):
             return value  # an integer or boolean array: a constant, as NumPy's

@@ -225,6 +225,8 @@ def setitem(x, key, value):
     xv = x._v
     if type(xv) in (float, bool) or np.ndim(xv) == 0:
         raise TypeError("an active scalar cannot be indexed")
+    if type(value) in dispatch.PROXIES:  # x[k] = r, r a preallocated array
+        value = dispatch.PROXIES[type(value)](value)
     tape_of(x, value)
     writable(x)
     key = concrete_key(key)

@@ -28,12 +28,14 @@ def wrap(special, name, active_version):
     """Replace ``special.<name>`` by a wrapper calling ``active_version`` (same arguments)
     when an argument is active."""
     from ..numpy.active import Active
+    from ..numpy.dispatch import resolved
 
     original = getattr(special, name)
     signature = inspect.signature(original)
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
+        args, kwargs = resolved(args, kwargs)  # a preallocated array filled with actives
         if any(isinstance(v, Active) for v in (*args, *kwargs.values())):
             bound = signature.bind(*args, **kwargs)  # SciPy's errors for wrong arguments
             return active_version(*bound.args, **bound.kwargs)

@@ -164,8 +164,11 @@ def _constant(where, **params):
     """The parameters as float arrays; refuse an active one (the closed form has no
     derivative for it)."""
     from ..numpy.active import Active
+    from ..numpy.dispatch import PROXIES
     from .._base.errors import NotDifferentiableError
     for name, v in params.items():
+        if type(v) in PROXIES:  # a preallocated array filled with actives
+            params[name] = v = PROXIES[type(v)](v)
         if isinstance(v, Active):
             raise NotDifferentiableError(
                 f"scipy.stats.{where}: jittape has no derivative with respect to {name} (the "
@@ -254,9 +257,11 @@ _EXP_OF = {"pdf": "logpdf", "pmf": "logpmf", "cdf": "logcdf", "sf": "logsf"}
 
 def _wrap(cls, method, form):
     from ..numpy.active import Active
+    from ..numpy.dispatch import resolved
     original = getattr(cls, method)
 
     def wrapper(self, *args, **kwargs):
+        args, kwargs = resolved(args, kwargs)  # a preallocated array filled with actives
         if any(isinstance(a, Active) for a in args) or any(
                 isinstance(v, Active) for v in kwargs.values()):
             return form(*args, **kwargs)
