@@ -9,6 +9,7 @@ import functools
 
 import numpy as np
 
+from . import nesting
 from .recording import like_input, pack_grads, record_call
 from ..numpy import dispatch
 from ..numpy.active import Active, guard, unary
@@ -61,6 +62,8 @@ def value_and_grad(f, argnums=0):
     """
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
+        if nesting.outer_tape(args) is not None:  # inside a recording: recorded there
+            return nesting.gradients(f, args, kwargs, argnums, True)
         rec, out, single, nums, treedefs = record_call(f, args, kwargs, argnums)
         tape = rec.freeze()
         if isinstance(out, Active):
@@ -84,6 +87,8 @@ def grad(f, argnums=0):
 
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
+        if nesting.outer_tape(args) is not None:
+            return nesting.gradients(f, args, kwargs, argnums, False)[1]
         return vg(*args, **kwargs)[1]
     return grad_f
 

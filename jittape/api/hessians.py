@@ -5,6 +5,9 @@ sweeps of :mod:`jittape.derivatives.second_order` (forward over reverse: Griewan
 "Evaluating Derivatives", 2nd ed., sec. 5.2-5.4).
 """
 
+from . import nesting
+from .gradients import grad
+from .recording import normalize_argnums
 from .tape import record
 from ..derivatives.second_order import tape_hvp
 
@@ -27,6 +30,11 @@ def hvp(f, argnums=0):
     """
     def hvp_f(*args_and_v, **kwargs):
         *args, v = args_and_v
+        if nesting.outer_tape(args_and_v) is not None:  # inside a recording: jvp of grad
+            single, nums = normalize_argnums(argnums, len(args))
+            out = nesting.jvp_record(grad(f, argnums), args, kwargs, nums,
+                                     (v,) if single else tuple(v))
+            return out
         tape = record(f, *args, argnums=argnums, **kwargs)
         tangents = tape._flat(v if isinstance(v, tuple) and not tape.single else (v,))
         return tape_hvp(tape, tape.arrays.val, tangents)[1]
@@ -51,6 +59,8 @@ def hessian(f, argnums=0):
         raise TypeError("hessian(f, argnums) takes one argument index (an int)")
 
     def hess_f(*args, **kwargs):
+        if nesting.outer_tape(args) is not None:  # inside a recording: jacobian of grad
+            return nesting.jacobian(grad(f, argnums), args, kwargs, argnums, "reverse")
         tape = record(f, *args, argnums=argnums, **kwargs)
         return tape.hessian(_val=tape.arrays.val)
     return hess_f

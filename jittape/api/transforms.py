@@ -9,6 +9,7 @@ structure.
 
 import numpy as np
 
+from . import nesting
 from .recording import like_input
 from ..numpy.object_arrays import to_active
 from .tape import record
@@ -48,6 +49,9 @@ def jvp(f, primals, tangents):
                         "e.g. jvp(f, (x,), (v,))")
     if len(primals) != len(tangents):
         raise TypeError(f"jvp: {len(primals)} primal(s) but {len(tangents)} tangent(s)")
+    if nesting.outer_tape((primals, tangents)) is not None:  # inside a recording
+        return (nesting.value(f, primals, {}),
+                nesting.jvp_record(f, primals, {}, tuple(range(len(primals))), tangents))
     tape, leaves = _record_flat(f, primals)
     out, tan = tape.jvp(*primals, tangents=tuple(tangents), _val=tape.arrays.val)
     if not leaves:
@@ -81,6 +85,10 @@ def vjp(f, *primals):
     ValueError
         From ``pullback``: a cotangent whose shape or structure differs from the output's.
     """
+    if nesting.outer_tape(primals) is not None:  # inside a recording: pulled back there
+        nums = tuple(range(len(primals)))
+        return nesting.value(f, primals, {}), lambda w: tuple(
+            nesting.vjp_record(f, primals, {}, nums, w))
     tape, leaves = _record_flat(f, primals)
     val = tape.arrays.val
     out = tape._output(val)
@@ -173,6 +181,10 @@ def jacobian(f, argnums=0, mode="auto"):
         raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
 
     def jac_f(*args, **kwargs):
+        if nesting.outer_tape(args) is not None:  # inside a recording
+            if not isinstance(argnums, int):
+                raise TypeError("jacobian(f, argnums) takes one argument index (an int)")
+            return nesting.jacobian(f, args, kwargs, argnums, mode)
         tape = record(f, *args, argnums=argnums, **kwargs)
         return tape.jacobian(mode=mode, _val=tape.arrays.val)
     return jac_f

@@ -17,6 +17,7 @@ from .rules import elementwise as E
 from .rules import linalg as L2
 from .rules import matfuncs as MF
 from .rules import matmul as MM
+from .rules import nested as NE
 from .rules import signal as SIG
 from .rules import special as SP
 from .entry import leaf
@@ -37,6 +38,7 @@ _ENTRIES = (
     + A.VIEW_OPS
     + CU.CUSTOM_OPS
     + CP.CHECKPOINT_OPS
+    + NE.NESTED_OPS
 )
 
 for _op in _ENTRIES:

@@ -1,0 +1,235 @@
+"""Nested differentiation: ``grad``, ``vjp``, ``jvp``, ``jacobian``, ``hessian`` and ``hvp``
+called inside a function that is itself being recorded (``grad(grad(f))``,
+``jacobian(grad(f))``, ``grad(lambda x: jvp(f, (x,), (v,))[1])``).
+
+When an argument of such a call is active on an outer tape, the call records ``f`` on that
+tape inside a region and appends one call record whose value is the derivative (the op
+entries and their rules: :mod:`jittape.optable.rules.nested`): ``nested_vjp`` for
+``J(x)^T w`` (``grad``, ``vjp``, reverse-mode ``jacobian`` rows), ``nested_jvp`` for
+``J(x) v`` (``jvp``, forward-mode ``jacobian`` columns). The outer tape then differentiates
+that record by second-order sweeps of the region, so every mode of the outer tape works
+(gradients, JVPs, replay at new points with guards re-checked, saved tapes), and the results
+are those of the forward-over-reverse ``hvp``. ``f`` may read outer active values it closes
+over; they get their derivatives too. Derivatives of derivatives of derivatives (third
+order) raise :class:`jittape.NotDifferentiableError`: the sweeps stop at second order.
+
+Sources: the perturbation handling follows autograd and CppAD (``AD<AD<double>>``): the
+inner derivative is taken with respect to fresh copies (slots) of the arguments, so a value
+that is both an argument and captured in a closure is differentiated correctly (Siskind &
+Pearlmutter, "Perturbation confusion and referential transparency", 2005).
+"""
+
+import numbers
+
+import numpy as np
+
+from ..numpy import dispatch, prealloc
+from ..numpy.active import Active, const, new_active, tape_of
+from ..numpy.object_arrays import to_active
+from ..optable import callpool
+from ..optable.table import OPS, codes as K
+from ..sweeps import regions
+from ..tape.arrays import ENTRY
+from .._base.errors import NonScalarOutputError, NotDifferentiableError
+
+
+def outer_tape(args):
+    """The tape of the active values among ``args`` (at any depth of tuples, lists and
+    dicts), or None: the call is nested when it is not None."""
+    found = []
+    _actives(args, found)
+    return tape_of(*found) if found else None
+
+
+def _actives(v, out):
+    t = type(v)
+    if t is list or t is tuple:
+        for e in v:
+            _actives(e, out)
+    elif t is dict:
+        for e in v.values():
+            _actives(e, out)
+    elif isinstance(v, Active):
+        out.append(v)
+    elif t is np.ndarray and v.dtype == object or t in dispatch.PROXIES:
+        a = to_active(v)
+        if isinstance(a, Active):
+            out.append(a)
+
+
+def _plain(x, what):
+    """An argument to differentiate at the nested level: an active, a float or an array."""
+    x = to_active(x)
+    if isinstance(x, (tuple, list, dict)):
+        raise NotDifferentiableError(
+            f"nested differentiation ({what} inside a recorded function) of a tuple, list or "
+            f"dict argument is not supported yet: pass float arrays as separate arguments")
+    return x
+
+
+def _operand(t, x):
+    """``x`` as a record before the region: itself if active, else a constant."""
+    if isinstance(x, Active):
+        return x
+    if isinstance(x, (bool, np.bool_)) or np.iscomplexobj(x):
+        raise TypeError("nested differentiation: arguments must be real floats or arrays")
+    v = np.asarray(x, dtype=np.float64)
+    return const(t, v if v.ndim else float(v))
+
+
+def _copy(v):
+    return v.copy() if isinstance(v, np.ndarray) else float(v)
+
+
+def _region(t, f, args, kwargs, nums):
+    """Open a region, record ``f`` on slots standing for ``args[nums]``; returns the
+    marker, the slots and f's output as a record inside the region."""
+    r = t.push_scalar(K.CUSTOM_BEGIN, -1, -1, 0, 0.0, 0.0)
+    slots = [new_active(Active, t, K.CUSTOM_SLOT, -1, -1, 0, 0.0, _copy(args[n]._v))
+             for n in nums]
+    call = list(args)
+    for n, s in zip(nums, slots):
+        call[n] = s
+    with prealloc.recording():
+        y = to_active(f(*call, **kwargs))
+    if isinstance(y, Active):
+        tape_of(y, slots[0])
+        if y._i <= r:  # an outer value returned unchanged: give the region its own record
+            y = new_active(Active, t, K.CUSTOM_ARG, y._i, -1, 0, 0.0, _copy(y._v))
+    else:
+        try:
+            v = np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{_name(f)} returned {type(y).__name__}: nested derivatives "
+                            f"take functions returning a float or an array") from None
+        y = const(t, v if v.ndim else float(v))
+    return r, slots, y
+
+
+def _close(t, code, r, parts, n, f, size):
+    """Append the call record owning region ``r`` and set its value (the op's forward
+    rule run over the tape so far); returns it as an active (flat, or a float)."""
+    c = t.n
+    _, a, b, _, cv, v = ENTRY.unpack_from(t.entries, r << 5)
+    ENTRY.pack_into(t.entries, r << 5, K.CUSTOM_BEGIN, a, b, c, cv, v)  # k: the owner
+    k = t.push_pool(callpool.encode(parts, r, n, _name(f)))
+    new_active(Active, t, code, parts[0]._i, r, k, 0.0, np.zeros(size) if size != 1 else 0.0)
+    frozen = t.freeze()
+    bad = OPS[code].forward(regions.Run(frozen), c, frozen.val)
+    assert bad < 0, "a guard failed at the point it was recorded at"
+    value = frozen.val[frozen.off[c]:frozen.off[c + 1]].copy()
+    if size == 1:
+        _, a, b, k2, cv, _ = ENTRY.unpack_from(t.entries, c << 5)
+        ENTRY.pack_into(t.entries, c << 5, code, a, b, k2, cv, float(value[0]))
+        return Active(t, c, float(value[0]))
+    t.arrays[c] = value.tobytes()
+    return Active(t, c, value)
+
+
+def _name(f):
+    return getattr(f, "__name__", None) or type(f).__name__
+
+
+def _piece(t, v, at, shape):
+    """Elements ``at..`` of the flat active ``v`` in ``shape`` (a float for ``()``)."""
+    size = int(np.prod(shape))
+    if np.size(v._v) == size:
+        return v if type(v._v) is float else v.reshape(shape)
+    z = np.asarray(v._v)[at:at + size].reshape(shape)
+    return new_active(Active, t, K.SLICE, v._i, -1, at, 0.0, z if z.ndim else float(z))
+
+
+def vjp_record(f, args, kwargs, nums, w, scalar=False):
+    """``J(x)^T w`` for ``f`` at ``args`` (active or plain), one part per ``nums``; ``w``
+    the cotangent (active or plain, f's output shape; with ``scalar``, f's output must be a
+    scalar, as ``grad`` requires, and ``w`` is 1)."""
+    args = [_plain(a, "grad/vjp") if n in nums else a for n, a in enumerate(args)]
+    t = outer_tape(list(args) + [w])
+    xs = [_operand(t, args[n]) for n in nums]
+    wv = _operand(t, w)
+    call = list(args)
+    for n, x in zip(nums, xs):
+        call[n] = x
+    r, slots, y = _region(t, f, call, kwargs, nums)
+    if scalar:
+        if np.size(y._v) != 1:
+            raise NonScalarOutputError(
+                f"{_name(f)} must return a scalar to be differentiated by grad, but it "
+                f"returned an array of shape {np.shape(y._v)}")
+        if type(y._v) is not float:
+            y = new_active(Active, t, K.CUSTOM_ARG, y._i, -1, 0, 0.0, float(np.ravel(y._v)[0]))
+    elif np.shape(wv._v) != np.shape(y._v):
+        raise ValueError(f"vjp: cotangent of shape {np.shape(wv._v)} for an output of shape "
+                         f"{np.shape(y._v)}")
+    size = sum(int(np.size(x._v)) for x in xs)
+    v = _close(t, K.NESTED_VJP, r, [wv, *xs, *slots, y], len(xs), f, size)
+    out, at = [], 0
+    for x in xs:
+        out.append(_piece(t, v, at, np.shape(x._v)))
+        at += int(np.size(x._v))
+    return out
+
+
+def jvp_record(f, args, kwargs, nums, tangents):
+    """``J(x) v`` for ``f`` at ``args``, ``v`` the ``tangents`` (one per ``nums``)."""
+    args = [_plain(a, "jvp") if n in nums else a for n, a in enumerate(args)]
+    t = outer_tape(list(args) + list(tangents))
+    xs = [_operand(t, args[n]) for n in nums]
+    vs = [_operand(t, v) for v in tangents]
+    for x, v in zip(xs, vs):
+        if np.shape(x._v) != np.shape(v._v):
+            raise ValueError(f"jvp: tangent of shape {np.shape(v._v)} for a primal of shape "
+                             f"{np.shape(x._v)}")
+    call = list(args)
+    for n, x in zip(nums, xs):
+        call[n] = x
+    r, slots, y = _region(t, f, call, kwargs, nums)
+    size = int(np.size(y._v))
+    flat = _close(t, K.NESTED_JVP, r, [y, *xs, *vs, *slots], len(xs), f, size)
+    return _piece(t, flat, 0, np.shape(y._v))
+
+
+def value(f, args, kwargs):
+    """``f(*args)`` recorded on the outer tape (the primal a nested call also returns)."""
+    with prealloc.recording():
+        return to_active(f(*args, **kwargs))
+
+
+def scalar_value(f, args, kwargs):
+    out = value(f, args, kwargs)
+    if isinstance(out, Active) and np.size(out._v) == 1:
+        return out if type(out._v) is float else out.reshape(())
+    if isinstance(out, numbers.Real) or np.size(out) == 1 and not isinstance(out, Active):
+        return float(np.ravel(out)[0])
+    raise NonScalarOutputError(f"{_name(f)} must return a scalar to be differentiated by "
+                               f"grad, but it returned shape {np.shape(getattr(out, '_v', out))}")
+
+
+def jacobian(f, args, kwargs, argnum, mode):
+    """The Jacobian of ``f`` w.r.t. ``args[argnum]`` at the nested level: one nested JVP per
+    input element (forward) or one nested VJP per output element (reverse), stacked into
+    shape ``f(x).shape + x.shape``."""
+    args = list(args)
+    x = args[argnum] = _plain(args[argnum], "jacobian")
+    xshape = np.shape(x._v if isinstance(x, Active) else x)
+    y = value(f, args, kwargs)
+    yshape = np.shape(y._v if isinstance(y, Active) else y)
+    n, m = int(np.prod(xshape)), int(np.prod(yshape))
+    if mode == "forward" or mode == "auto" and n < m:
+        cols = [jvp_record(f, args, kwargs, (argnum,), (np.eye(n)[j].reshape(xshape),))
+                for j in range(n)]
+        return np.moveaxis(np.stack([np.reshape(c, yshape) for c in cols]), 0, -1).reshape(
+            yshape + xshape) if n else np.zeros(yshape + xshape)
+    rows = [vjp_record(f, args, kwargs, (argnum,), np.eye(m)[i].reshape(yshape))[0]
+            for i in range(m)]
+    return np.stack([np.reshape(r, xshape) for r in rows]).reshape(yshape + xshape) if m \
+        else np.zeros(yshape + xshape)
+
+
+def gradients(f, args, kwargs, argnums, with_value):
+    """``grad`` / ``value_and_grad`` at the nested level: ``(value or None, gradient(s))``."""
+    from .recording import normalize_argnums
+    single, nums = normalize_argnums(argnums, len(args))
+    grads = vjp_record(f, args, kwargs, nums, 1.0, scalar=True)
+    out = grads[0] if single else tuple(grads)
+    return (scalar_value(f, args, kwargs) if with_value else None), out

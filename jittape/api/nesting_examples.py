@@ -1,0 +1,17 @@
+"""Recorded examples of the nested-differentiation ops: the op table's test specs (the table
+names them by dotted path; they sit above it, like :mod:`jittape.custom.examples`)."""
+
+import numpy as np
+
+from .gradients import grad
+from .transforms import jvp
+
+
+def grad_of_grad_example(x):
+    """The op table's test of nested_vjp: a gradient recorded inside a recorded function."""
+    return np.sum(grad(lambda z: np.sum(np.sin(z) * z ** 2))(x) * np.cos(x))
+
+
+def grad_of_jvp_example(x):
+    """The op table's test of nested_jvp: a JVP recorded inside a recorded function."""
+    return np.sum(jvp(lambda z: np.exp(0.5 * z) * z, (x,), (np.cos(x),))[1] ** 2)
