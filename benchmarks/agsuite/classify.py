@@ -103,6 +103,8 @@ def _pass_notes(st):
     notes = []
     if st["order2"]:
         notes.append("order 2 requested, checked at order 1")
+    if st.get("order2_checked"):
+        notes.append("order 2 checked")
     if st["complex_skipped"]:
         notes.append(f"{st['complex_skipped']} complex check(s) not run")
     if st["structured"]:

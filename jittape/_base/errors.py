@@ -14,6 +14,12 @@ class NotDifferentiableError(JittapeError, TypeError):
     """
 
 
+class MixedRecordings(NotDifferentiableError):
+    """Active values of two recordings met in one operation. Inside a recorded function,
+    jittape's derivative functions catch it and record the call there (nested
+    differentiation: a derivative of a function that reads values of the outer recording)."""
+
+
 class ActiveConversionError(JittapeError, TypeError):
     """``float(x)``, ``int(x)``, ``x.item()`` or ``np.asarray(x)`` on an active value.
 

@@ -62,34 +62,36 @@ def value_and_grad(f, argnums=0):
     """
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
-        if nesting.outer_tape(args) is not None:  # inside a recording: recorded there
-            return nesting.gradients(f, args, kwargs, argnums, True)
-        rec, out, single, nums, treedefs = record_call(f, args, kwargs, argnums)
-        tape = rec.freeze()
-        if isinstance(out, Active):
-            adj = regions.adjoints(tape, out._i)
-            value = float(out._v)
-        else:
-            adj, value = np.zeros_like(tape.val), out
-        grads = []
-        for i in tape.inputs:
-            g = adj[tape.off[i]:tape.off[i + 1]]
-            grads.append(float(g[0]) if i not in tape.shapes else g.reshape(tape.shapes[i]))
-        if treedefs is None:  # plain arguments: each gradient in its argument's form
-            grads = [like_input(g, args[n]) for g, n in zip(grads, nums)]
-        return value, pack_grads(treedefs, single, grads)
+        return nesting.route(args, lambda: nesting.gradients(f, args, kwargs, argnums, True),
+                             lambda: _value_and_grad(f, args, kwargs, argnums))
     return value_and_grad_f
+
+
+def _value_and_grad(f, args, kwargs, argnums):
+    """One recording of ``f`` and one reverse sweep (the eager path)."""
+    rec, out, single, nums, treedefs = record_call(f, args, kwargs, argnums)
+    tape = rec.freeze()
+    if isinstance(out, Active):
+        adj = regions.adjoints(tape, out._i)
+        value = float(out._v)
+    else:
+        adj, value = np.zeros_like(tape.val), out
+    grads = []
+    for i in tape.inputs:
+        g = adj[tape.off[i]:tape.off[i + 1]]
+        grads.append(float(g[0]) if i not in tape.shapes else g.reshape(tape.shapes[i]))
+    if treedefs is None:  # plain arguments: each gradient in its argument's form
+        grads = [like_input(g, args[n]) for g, n in zip(grads, nums)]
+    return value, pack_grads(treedefs, single, grads)
 
 
 def grad(f, argnums=0):
     """Return ``g(*args) -> gradient of f``; see :func:`value_and_grad` (same arguments)."""
-    vg = value_and_grad(f, argnums)
 
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
-        if nesting.outer_tape(args) is not None:
-            return nesting.gradients(f, args, kwargs, argnums, False)[1]
-        return vg(*args, **kwargs)[1]
+        return nesting.route(args, lambda: nesting.gradients(f, args, kwargs, argnums, False)[1],
+                             lambda: _value_and_grad(f, args, kwargs, argnums)[1])
     return grad_f
 
 

@@ -30,15 +30,25 @@ def hvp(f, argnums=0):
     """
     def hvp_f(*args_and_v, **kwargs):
         *args, v = args_and_v
-        if nesting.outer_tape(args_and_v) is not None:  # inside a recording: jvp of grad
-            single, nums = normalize_argnums(argnums, len(args))
-            out = nesting.jvp_record(grad(f, argnums), args, kwargs, nums,
-                                     (v,) if single else tuple(v))
-            return out
-        tape = record(f, *args, argnums=argnums, **kwargs)
-        tangents = tape._flat(v if isinstance(v, tuple) and not tape.single else (v,))
-        return tape_hvp(tape, tape.arrays.val, tangents)[1]
+        return nesting.route(args_and_v, lambda: _nested_hvp(f, args, kwargs, argnums, v),
+                             lambda: _hvp(f, args, kwargs, argnums, v))
     return hvp_f
+
+
+def _hvp(f, args, kwargs, argnums, v):
+    tape = record(f, *args, argnums=argnums, **kwargs)
+    tangents = tape._flat(v if isinstance(v, tuple) and not tape.single else (v,))
+    return tape_hvp(tape, tape.arrays.val, tangents)[1]
+
+
+def _nested_hvp(f, args, kwargs, argnums, v):
+    """Inside a recording: the JVP of the gradient, recorded there."""
+    single, nums = normalize_argnums(argnums, len(args))
+    g = grad(f, argnums)
+    if single:
+        return nesting.jvp_record(g, args, kwargs, nums, (v,))
+    return tuple(nesting.jvp_record(lambda *a: g(*a)[q], args, kwargs, nums, tuple(v))
+                 for q in range(len(nums)))
 
 
 def hessian(f, argnums=0):
@@ -59,11 +69,15 @@ def hessian(f, argnums=0):
         raise TypeError("hessian(f, argnums) takes one argument index (an int)")
 
     def hess_f(*args, **kwargs):
-        if nesting.outer_tape(args) is not None:  # inside a recording: jacobian of grad
-            return nesting.jacobian(grad(f, argnums), args, kwargs, argnums, "reverse")
-        tape = record(f, *args, argnums=argnums, **kwargs)
-        return tape.hessian(_val=tape.arrays.val)
+        return nesting.route(  # inside a recording: the jacobian of the gradient there
+            args, lambda: nesting.jacobian(grad(f, argnums), args, kwargs, argnums, "reverse"),
+            lambda: _hessian(f, args, kwargs, argnums))
     return hess_f
+
+
+def _hessian(f, args, kwargs, argnums):
+    tape = record(f, *args, argnums=argnums, **kwargs)
+    return tape.hessian(_val=tape.arrays.val)
 
 
 def sparse_hessian(f, argnums=0):

@@ -30,7 +30,7 @@ from ..optable import callpool
 from ..optable.table import OPS, codes as K
 from ..sweeps import regions
 from ..tape.arrays import ENTRY
-from .._base.errors import NonScalarOutputError, NotDifferentiableError
+from .._base.errors import MixedRecordings, NonScalarOutputError, NotDifferentiableError
 
 
 def outer_tape(args):
@@ -39,6 +39,26 @@ def outer_tape(args):
     found = []
     _actives(args, found)
     return tape_of(*found) if found else None
+
+
+def route(args, nested, plain):
+    """``nested()`` if the call is nested, else ``plain()``. Nested: an argument is active
+    on an outer tape, or ``plain()`` meets values of the recording around it (``f`` closes
+    over them: :class:`MixedRecordings`), which is then recorded on that one."""
+    if outer_tape(args) is not None:
+        return nested()
+    try:
+        return plain()
+    except MixedRecordings:
+        if prealloc.current() is None:
+            raise
+    return nested()
+
+
+def _tape(values):
+    """The outer tape: of the active ``values``, else the recording around the call."""
+    t = outer_tape(values)
+    return t if t is not None else prealloc.current()
 
 
 def _actives(v, out):
@@ -90,7 +110,7 @@ def _region(t, f, args, kwargs, nums):
     call = list(args)
     for n, s in zip(nums, slots):
         call[n] = s
-    with prealloc.recording():
+    with prealloc.recording(t):
         y = to_active(f(*call, **kwargs))
     if isinstance(y, Active):
         tape_of(y, slots[0])
@@ -106,24 +126,24 @@ def _region(t, f, args, kwargs, nums):
     return r, slots, y
 
 
-def _close(t, code, r, parts, n, f, size):
+def _close(t, code, r, parts, n, f, shape):
     """Append the call record owning region ``r`` and set its value (the op's forward
-    rule run over the tape so far); returns it as an active (flat, or a float)."""
+    rule run over the tape so far); returns it as an active of ``shape``."""
     c = t.n
     _, a, b, _, cv, v = ENTRY.unpack_from(t.entries, r << 5)
     ENTRY.pack_into(t.entries, r << 5, K.CUSTOM_BEGIN, a, b, c, cv, v)  # k: the owner
     k = t.push_pool(callpool.encode(parts, r, n, _name(f)))
-    new_active(Active, t, code, parts[0]._i, r, k, 0.0, np.zeros(size) if size != 1 else 0.0)
+    new_active(Active, t, code, parts[0]._i, r, k, 0.0, np.zeros(shape) if shape else 0.0)
     frozen = t.freeze()
     bad = OPS[code].forward(regions.Run(frozen), c, frozen.val)
     assert bad < 0, "a guard failed at the point it was recorded at"
     value = frozen.val[frozen.off[c]:frozen.off[c + 1]].copy()
-    if size == 1:
+    if not shape:
         _, a, b, k2, cv, _ = ENTRY.unpack_from(t.entries, c << 5)
         ENTRY.pack_into(t.entries, c << 5, code, a, b, k2, cv, float(value[0]))
         return Active(t, c, float(value[0]))
     t.arrays[c] = value.tobytes()
-    return Active(t, c, value)
+    return Active(t, c, value.reshape(shape))
 
 
 def _name(f):
@@ -133,8 +153,10 @@ def _name(f):
 def _piece(t, v, at, shape):
     """Elements ``at..`` of the flat active ``v`` in ``shape`` (a float for ``()``)."""
     size = int(np.prod(shape))
-    if np.size(v._v) == size:
-        return v if type(v._v) is float else v.reshape(shape)
+    if np.shape(v._v) == shape:
+        return v
+    if np.size(v._v) == size and shape:  # (a record of size 1 stays of its own shape)
+        return v.reshape(shape)
     z = np.asarray(v._v)[at:at + size].reshape(shape)
     return new_active(Active, t, K.SLICE, v._i, -1, at, 0.0, z if z.ndim else float(z))
 
@@ -144,7 +166,7 @@ def vjp_record(f, args, kwargs, nums, w, scalar=False):
     the cotangent (active or plain, f's output shape; with ``scalar``, f's output must be a
     scalar, as ``grad`` requires, and ``w`` is 1)."""
     args = [_plain(a, "grad/vjp") if n in nums else a for n, a in enumerate(args)]
-    t = outer_tape(list(args) + [w])
+    t = _tape(list(args) + [w])
     xs = [_operand(t, args[n]) for n in nums]
     wv = _operand(t, w)
     call = list(args)
@@ -162,7 +184,8 @@ def vjp_record(f, args, kwargs, nums, w, scalar=False):
         raise ValueError(f"vjp: cotangent of shape {np.shape(wv._v)} for an output of shape "
                          f"{np.shape(y._v)}")
     size = sum(int(np.size(x._v)) for x in xs)
-    v = _close(t, K.NESTED_VJP, r, [wv, *xs, *slots, y], len(xs), f, size)
+    shape = np.shape(xs[0]._v) if len(xs) == 1 else (size,)
+    v = _close(t, K.NESTED_VJP, r, [wv, *xs, *slots, y], len(xs), f, shape)
     out, at = [], 0
     for x in xs:
         out.append(_piece(t, v, at, np.shape(x._v)))
@@ -173,7 +196,7 @@ def vjp_record(f, args, kwargs, nums, w, scalar=False):
 def jvp_record(f, args, kwargs, nums, tangents):
     """``J(x) v`` for ``f`` at ``args``, ``v`` the ``tangents`` (one per ``nums``)."""
     args = [_plain(a, "jvp") if n in nums else a for n, a in enumerate(args)]
-    t = outer_tape(list(args) + list(tangents))
+    t = _tape(list(args) + list(tangents))
     xs = [_operand(t, args[n]) for n in nums]
     vs = [_operand(t, v) for v in tangents]
     for x, v in zip(xs, vs):
@@ -184,14 +207,12 @@ def jvp_record(f, args, kwargs, nums, tangents):
     for n, x in zip(nums, xs):
         call[n] = x
     r, slots, y = _region(t, f, call, kwargs, nums)
-    size = int(np.size(y._v))
-    flat = _close(t, K.NESTED_JVP, r, [y, *xs, *vs, *slots], len(xs), f, size)
-    return _piece(t, flat, 0, np.shape(y._v))
+    return _close(t, K.NESTED_JVP, r, [y, *xs, *vs, *slots], len(xs), f, np.shape(y._v))
 
 
 def value(f, args, kwargs):
     """``f(*args)`` recorded on the outer tape (the primal a nested call also returns)."""
-    with prealloc.recording():
+    with prealloc.recording(prealloc.current()):
         return to_active(f(*args, **kwargs))
 
 

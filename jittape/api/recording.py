@@ -223,7 +223,7 @@ def record_call(f, args, kwargs, argnums, vector_output=False):
     # one treedef per differentiated argument; None if all are plain floats or arrays
     treedefs = tuple(structured.get(n, TREE_LEAF) for n in nums) if structured else None
     try:
-        with prealloc.recording():  # np.zeros(n) & co. may be filled with active values
+        with prealloc.recording(rec):  # np.zeros(n) & co. may be filled with active values
             out = f(*args, **kwargs)
     except (TypeError, ValueError) as e:
         clear = clearer(e)

@@ -49,9 +49,13 @@ def jvp(f, primals, tangents):
                         "e.g. jvp(f, (x,), (v,))")
     if len(primals) != len(tangents):
         raise TypeError(f"jvp: {len(primals)} primal(s) but {len(tangents)} tangent(s)")
-    if nesting.outer_tape((primals, tangents)) is not None:  # inside a recording
-        return (nesting.value(f, primals, {}),
-                nesting.jvp_record(f, primals, {}, tuple(range(len(primals))), tangents))
+    return nesting.route((primals, tangents), lambda: (  # inside a recording: recorded there
+        nesting.value(f, primals, {}),
+        nesting.jvp_record(f, primals, {}, tuple(range(len(primals))), tangents)),
+        lambda: _jvp(f, primals, tangents))
+
+
+def _jvp(f, primals, tangents):
     tape, leaves = _record_flat(f, primals)
     out, tan = tape.jvp(*primals, tangents=tuple(tangents), _val=tape.arrays.val)
     if not leaves:
@@ -85,15 +89,22 @@ def vjp(f, *primals):
     ValueError
         From ``pullback``: a cotangent whose shape or structure differs from the output's.
     """
-    if nesting.outer_tape(primals) is not None:  # inside a recording: pulled back there
-        nums = tuple(range(len(primals)))
-        return nesting.value(f, primals, {}), lambda w: tuple(
-            nesting.vjp_record(f, primals, {}, nums, w))
+    nums = tuple(range(len(primals)))
+    return nesting.route(primals, lambda: (  # inside a recording: pulled back there
+        nesting.value(f, primals, {}),
+        lambda w: tuple(nesting.vjp_record(f, primals, {}, nums, w))),
+        lambda: _vjp(f, primals))
+
+
+def _vjp(f, primals):
     tape, leaves = _record_flat(f, primals)
     val = tape.arrays.val
     out = tape._output(val)
 
     def pullback(cotangent):
+        if nesting.outer_tape(cotangent) is not None:  # an active cotangent: recorded there
+            return tuple(nesting.vjp_record(f, primals, {}, tuple(range(len(primals))),
+                                            cotangent))
         if leaves:
             parts = []
             _flatten_output(cotangent, parts)
@@ -181,13 +192,14 @@ def jacobian(f, argnums=0, mode="auto"):
         raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
 
     def jac_f(*args, **kwargs):
-        if nesting.outer_tape(args) is not None:  # inside a recording
-            if not isinstance(argnums, int):
-                raise TypeError("jacobian(f, argnums) takes one argument index (an int)")
-            return nesting.jacobian(f, args, kwargs, argnums, mode)
-        tape = record(f, *args, argnums=argnums, **kwargs)
-        return tape.jacobian(mode=mode, _val=tape.arrays.val)
+        return nesting.route(args, lambda: nesting.jacobian(f, args, kwargs, argnums, mode),
+                             lambda: _jacobian(f, args, kwargs, argnums, mode))
     return jac_f
+
+
+def _jacobian(f, args, kwargs, argnums, mode):
+    tape = record(f, *args, argnums=argnums, **kwargs)
+    return tape.jacobian(mode=mode, _val=tape.arrays.val)
 
 
 def sparse_jacobian(f, argnums=0):

@@ -19,7 +19,8 @@ import math
 import numpy as np
 
 from . import dispatch
-from .._base.errors import ActiveConversionError, NotDifferentiableError, check_ufunc_call
+from .._base.errors import (ActiveConversionError, MixedRecordings, NotDifferentiableError,
+                            check_ufunc_call)
 from .ndarray_methods import NdarrayMethods
 from ..optable.table import OPS
 from .primal_values import C_FORMS, UFUNC_OF, NUMBER, scalar_primal
@@ -325,10 +326,11 @@ def tape_of(*xs):
             if t is None:
                 t = x._t
             elif x._t is not t:
-                raise NotDifferentiableError(
-                    "Active values from two different recordings meet in one operation "
-                    "(a value from an outer jittape.grad used inside an inner one). Nested "
-                    "differentiation is not supported yet.")
+                raise MixedRecordings(
+                    "Active values from two different recordings meet in one operation: a "
+                    "value of a finished recording (kept from an earlier jittape.grad, say) "
+                    "used in a new one. Compute it inside the function being differentiated "
+                    "(derivatives nest there: grad(grad(f)), closures included).")
     return t
 
 

@@ -43,7 +43,9 @@ _CREATORS = ("zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones
 
 
 class _Thread(threading.local):
-    depth = 0  # recordings running on this thread
+    def __init__(self):
+        self.depth = 0  # recordings running on this thread
+        self.stack = []  # their recorders, innermost last
 
 
 _THREAD = _Thread()
@@ -92,9 +94,13 @@ def _internal(frame):
 
 
 class recording:
-    """``with recording():`` around the call of a function being recorded on this thread."""
+    """``with recording(rec):`` around the call of a function being recorded on this thread
+    on the recorder ``rec`` (:func:`current` gives it meanwhile)."""
 
-    __slots__ = ()
+    __slots__ = ("rec",)
+
+    def __init__(self, rec):
+        self.rec = rec
 
     def __enter__(self):
         with _LOCK:
@@ -102,13 +108,21 @@ class recording:
                 vars(np).update(_WRAPPERS)  # one dict update: this is on every recording
             _USERS[0] += 1
         _THREAD.depth += 1
+        _THREAD.stack.append(self.rec)
 
     def __exit__(self, *exc):
+        _THREAD.stack.pop()
         _THREAD.depth -= 1
         with _LOCK:
             _USERS[0] -= 1
             if not _USERS[0] and np.zeros is _WRAPPERS["zeros"]:
                 vars(np).update(_ORIGINALS)
+
+
+def current():
+    """The recorder of the innermost recording running on this thread, or None."""
+    stack = _THREAD.stack
+    return stack[-1] if stack else None
 
 
 def _data(a):

@@ -10,15 +10,18 @@
   ``w`` (autograd's ``check_vjp``), and the gradient's shapes against the input's;
 * ``fwd``: ``jittape.jvp`` against the same central difference (autograd's ``check_jvp``).
 
-What jittape cannot do yet is counted, not failed: ``order=2`` (second derivatives, issue
-11) is checked at order 1 and counted; a check with complex inputs or outputs is skipped and
-counted (out of scope). A tuple/list output (``np.split``, ``eigh``) is checked through the
+``order=2`` (autograd's default) is checked as autograd does: the functions ``(x, v) ->
+J(x) v`` (``jittape.jvp``) and ``(x, w) -> J(x)^T w`` (``jittape.vjp``) are checked in turn,
+at order 1, with respect to both arguments, which differentiates jittape's derivatives
+(nested differentiation). With ``AGSUITE_MAX_ORDER=1`` in the environment they are counted
+instead. A check with complex inputs or outputs is skipped and counted (out of scope). A tuple/list output (``np.split``, ``eigh``) is checked through the
 concatenation of its raveled parts, since a jittape tape has one output array; the harness
 counts those checks and tries the structured output natively too (``structured_native``).
 
 :data:`STATE` holds the counts of the current test; the pytest plugin resets and reads it.
 """
 
+import os
 from itertools import product
 
 import numpy as np
@@ -32,6 +35,7 @@ RTOL = 1e-6
 EPS = 1e-6
 VALUE_RTOL = 1e-7  # jittape's value against plain NumPy's
 VALUE_ATOL = 1e-9
+MAX_ORDER = int(os.environ.get("AGSUITE_MAX_ORDER", "2"))  # 1: count order 2, do not check
 
 STATE = {}
 
@@ -39,7 +43,8 @@ STATE = {}
 def reset():
     """Forget the counts of the previous test."""
     STATE.clear()
-    STATE.update(checks=0, rev=0, fwd=0, complex_skipped=0, order2=0, structured=0,
+    STATE.update(checks=0, rev=0, fwd=0, complex_skipped=0, order2=0, order2_checked=0,
+                 structured=0,
                  structured_native_fail=None, jittape_calls=0, out_of_scope=None,
                  nested=False, last_check="")
 
@@ -185,7 +190,7 @@ def combo_check(fun, *check_args, **check_kwargs):
 def check(fun, nums, modes, order, args, kwargs):
     name = getattr(fun, "__name__", None) or repr(fun)
     STATE["last_check"] = f"{name}{describe(args, kwargs)} argnum={nums} modes={modes}"
-    if order > 1:
+    if order > 1 and MAX_ORDER < 2:
         STATE["order2"] += 1
     if is_complex(args) or is_complex(kwargs):
         STATE["complex_skipped"] += 1
@@ -214,6 +219,27 @@ def check(fun, nums, modes, order, args, kwargs):
         _check_rev(fw, args, kwargs, nums, idx, xs, y)
     if "fwd" in modes:
         _check_fwd(fw, args, kwargs, idx, xs, y)
+    if order > 1 and MAX_ORDER > 1:
+        STATE["order2_checked"] += 1
+        _check_derivatives(fw, args, kwargs, idx, xs, y, modes, order, name)
+
+
+def _check_derivatives(fw, args, kwargs, idx, xs, y, modes, order, name):
+    """autograd's order > 1: ``(x, v) -> J v`` and ``(x, w) -> J^T w`` checked in turn with
+    respect to both arguments (``autograd.test_util.check_grads``)."""
+    g, k = _closure(fw, args, kwargs, idx), len(xs)
+
+    def jvp_f(*a):
+        return jittape.jvp(g, a[:k], a[k:])[1]
+
+    def vjp_f(*a):
+        gs = jittape.vjp(g, *a[:k])[1](a[k])
+        return gs[0] if k == 1 else gs
+    jvp_f.__name__, vjp_f.__name__ = f"jvp_{name}", f"vjp_{name}"
+    if "fwd" in modes:
+        check(jvp_f, tuple(range(2 * k)), modes, order - 1, (*xs, *randn_like(xs)), {})
+    if "rev" in modes:
+        check(vjp_f, tuple(range(k + 1)), modes, order - 1, (*xs, randn_like(y)), {})
 
 
 def _numerical_jvp(fw, args, kwargs, idx, u):

@@ -164,10 +164,14 @@ MORE_UNARY_OPS = [
 
 MORE_BINARY_OPS = [
     B("logaddexp", [np.logaddexp], "logaddexp(x, y)",
-      ("0.5 if x == y else math.exp(x - z)", "0.5 if x == y else math.exp(y - z)"),
+      # (the tie branch is for x = y = +-inf, where x - z is nan; at finite ties the
+      # exponential is 1/2 too, and its derivative is the second-order rule's)
+      ("0.5 if x == y and math.isinf(x) else math.exp(x - z)",
+       "0.5 if x == y and math.isinf(x) else math.exp(y - z)"),
       "xbar += zbar e^(x - z); ybar += zbar e^(y - z)"),
     B("logaddexp2", [np.logaddexp2], "logaddexp2(x, y)",
-      ("0.5 if x == y else 2.0 ** (x - z)", "0.5 if x == y else 2.0 ** (y - z)"),
+      ("0.5 if x == y and math.isinf(x) else 2.0 ** (x - z)",
+       "0.5 if x == y and math.isinf(x) else 2.0 ** (y - z)"),
       "xbar += zbar 2^(x - z); ybar += zbar 2^(y - z)"),
     B("hypot", [np.hypot], "math.hypot(x, y)",
       ("0.0 if z == 0.0 else x / z", "0.0 if z == 0.0 else y / z"),

@@ -1,0 +1,128 @@
+"""Nested differentiation (issue 27, item 5): grad, vjp, jvp, jacobian, hessian and hvp
+called inside a recorded function. Each composition against the forward-over-reverse
+hessian/hvp of the same function and against central differences; closures over outer
+values (perturbation confusion), replay at new points with guards, saved tapes, and the
+clear error at third order."""
+
+import numpy as np
+import pytest
+
+import jittape
+from jittape.testing import check_grads
+
+X = np.array([0.3, -1.2, 2.0])
+V = np.array([0.5, 0.1, -0.3])
+H_STEP = 1e-5
+
+FUNCTIONS = {
+    "elementwise": lambda x: np.sum(np.sin(x) * x ** 2) + np.prod(np.exp(0.3 * x)),
+    "matrix": lambda x: x @ (np.outer(x, x) + np.eye(3)) @ np.tanh(x),
+    "linalg": lambda x: np.linalg.slogdet(np.outer(x, x) + 4 * np.eye(3))[1] + np.sum(
+        np.linalg.solve(np.diag(x ** 2 + 1.0) + 0.5, x)),
+    "reductions and guards": lambda x: (np.max(x) ** 2 + np.logaddexp(x[0], x[0]) +
+                                        (np.sum(np.cumsum(x) ** 3) if x[2] > 0 else 0.0)),
+    "indexing": lambda x: np.sum(np.concatenate([x[::-1], x[1:] * x[:-1]]) ** 3),
+}
+
+
+def _fd_jacobian(g, x):
+    return np.stack([(np.asarray(g(x + H_STEP * e)) - np.asarray(g(x - H_STEP * e))) /
+                     (2 * H_STEP) for e in np.eye(x.size)], axis=-1)
+
+
+@pytest.mark.parametrize("name", list(FUNCTIONS))
+def test_compositions_agree_with_the_hessian(name):
+    f = FUNCTIONS[name]
+    H = jittape.hessian(f)(X)
+    np.testing.assert_allclose(H, _fd_jacobian(jittape.grad(f), X), rtol=1e-5, atol=1e-6)
+    hv = H @ V
+    np.testing.assert_allclose(jittape.jacobian(jittape.grad(f))(X), H, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(jittape.jacobian(jittape.grad(f), mode="forward")(X), H,
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(jittape.grad(lambda z: jittape.jvp(f, (z,), (V,))[1])(X), hv,
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(jittape.jvp(jittape.grad(f), (X,), (V,))[1], hv, rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(jittape.grad(lambda z: np.vdot(jittape.grad(f)(z), V))(X), hv,
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(jittape.hvp(f)(X, V), hv, rtol=1e-12, atol=1e-12)
+
+
+def test_grad_of_grad_of_a_scalar_function_is_its_second_derivative():
+    d2 = jittape.grad(jittape.grad(lambda s: s ** 3 * np.sin(s)))(0.7)
+    assert d2 == pytest.approx(6 * 0.7 * np.sin(0.7) + 6 * 0.49 * np.cos(0.7) -
+                               0.343 * np.sin(0.7), rel=1e-13)
+
+
+def test_perturbations_are_not_confused():
+    """Siskind & Pearlmutter's example: d/dx [x * d/dy (x + y)] = 1 (not 2), and closures
+    over outer values get their derivatives."""
+    assert jittape.grad(lambda x: x * jittape.grad(lambda y: x + y)(1.0))(2.0) == 1.0
+    assert jittape.grad(lambda a: jittape.grad(lambda b: a * b ** 2)(3.0))(1.5) == \
+        pytest.approx(6.0)  # d/da (2 a b) at b = 3
+    assert jittape.grad(lambda a: jittape.grad(lambda b: a * b ** 2)(a))(1.5) == \
+        pytest.approx(6.0)  # d/da (2 a^2): the argument is also the closure
+    p = np.array([0.7, -0.2, 1.1])
+
+    def outer(q):
+        return np.sum(jittape.grad(lambda z: np.sum(np.sin(z * q) * q))(X) ** 2)
+    check_grads(outer, (p,))
+
+
+def test_second_order_checks_of_vjp_and_jvp_functions():
+    """autograd's check_grads(order=2): (x, w) -> J^T w and (x, v) -> J v, each checked with
+    respect to both arguments in both modes."""
+    g = lambda z: np.array([np.sum(z ** 3), np.prod(np.cos(z))])  # noqa: E731
+    w = np.array([0.8, -1.3])
+    vjp_f = lambda x, w: jittape.vjp(g, x)[1](w)[0]  # noqa: E731
+    jvp_f = lambda x, v: jittape.jvp(g, (x,), (v,))[1]  # noqa: E731
+    for fn, args in ((vjp_f, (X, w)), (jvp_f, (X, V))):
+        for argnum in (0, 1):
+            jac = jittape.jacobian(fn, argnum)(*args)
+            fd = _fd_jacobian(lambda a: fn(*[a if k == argnum else b for k, b in
+                                            enumerate(args)]), args[argnum])
+            np.testing.assert_allclose(jac, fd, rtol=1e-5, atol=1e-6)
+            jac_fwd = jittape.jacobian(fn, argnum, mode="forward")(*args)
+            np.testing.assert_allclose(jac_fwd, jac, rtol=1e-12, atol=1e-12)
+
+
+def test_replayed_and_saved_tapes_differentiate_the_inner_derivative(tmp_path):
+    f = FUNCTIONS["reductions and guards"]
+    outer = lambda z: np.sum(jittape.grad(f)(z) ** 2)  # noqa: E731
+    tape = jittape.record(outer, X)
+    tape.save(tmp_path / "nested.npz")
+    loaded = jittape.load(tmp_path / "nested.npz")
+    for t in (tape, loaded):
+        for x in (X + 0.1, X - 0.05):
+            v, g = t.value_and_gradient(x)
+            assert v == pytest.approx(outer(x), rel=1e-13)
+            np.testing.assert_allclose(g, 2 * jittape.hessian(f)(x) @ jittape.grad(f)(x),
+                                       rtol=1e-12, atol=1e-12)
+    with pytest.raises(jittape.GuardFailure):
+        tape.value_and_gradient(np.array([0.3, -1.2, -2.0]))  # the inner `if` flips
+    taped = jittape.taped(outer)
+    x = np.array([0.3, -1.2, -2.0])
+    np.testing.assert_allclose(taped.grad(x), 2 * jittape.hessian(f)(x) @ jittape.grad(f)(x),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_third_derivatives_raise_a_clear_error():
+    with pytest.raises(jittape.NotDifferentiableError, match="third derivatives"):
+        jittape.grad(jittape.grad(jittape.grad(lambda s: s ** 4)))(0.7)
+    with pytest.raises(jittape.NotDifferentiableError, match="second-order"):
+        jittape.hvp(lambda z: np.sum(jittape.grad(lambda y: np.sum(y ** 4))(z)))(X, V)
+
+
+def test_logaddexp_hessian_at_a_tie():
+    """Found by the nested checks: logaddexp's partial had a constant branch at x == y, so
+    its second derivative there was 0."""
+    for fn, c in ((np.logaddexp, 0.25), (np.logaddexp2, 0.25 * np.log(2))):
+        H = jittape.hessian(lambda z: fn(z[0], z[1]))(np.array([0.4, 0.4]))
+        np.testing.assert_allclose(H, c * np.array([[1.0, -1.0], [-1.0, 1.0]]), rtol=1e-12)
+        g = jittape.grad(lambda z: fn(z[0], z[1]))(np.array([np.inf, np.inf]))
+        np.testing.assert_array_equal(g, [0.5, 0.5])
+
+
+def test_structured_arguments_are_refused_clearly():
+    with pytest.raises(jittape.NotDifferentiableError, match="tuple, list or dict"):
+        jittape.grad(lambda x: jittape.grad(lambda p: p[0] * p[1])((x, 2.0))[0])(1.5)
