@@ -190,6 +190,10 @@ ALLOC = {  # arrays the program allocates, to be filled by later updates (preall
     "zeros": "np.zeros({a})", "ones": "np.ones({a})", "full": "np.full({a}, -0.75)",
     "zeros_f": "np.zeros({a}, order='F')", "scaled_ones": "2.0 * np.ones({a})",
 }
+NESTED = {  # derivatives inside the program: {b} the function of z, {c} the tangent
+    "nested_grad": "jittape.grad(lambda z: np.sum({b}))({a})",
+    "nested_jvp": "jittape.jvp(lambda z: {c}, ({a},), ({b},))[1]",
+}
 LOOP_BODIES = ["{acc} + np.sin({r})", "{acc} * np.cos({r})", "np.tanh({acc}) - {r}",
                "0.5 * {acc} + {r}", "{acc} - 0.3 * {r} ** 2", "{acc} * {r}"]
 INITS = {"zero": "0.0", "one": "1.0", "first": "{a}[0]", "zeros": "np.zeros_like({a}[0])",
@@ -238,6 +242,10 @@ class Stmt:
                     f"    {out} = {UNARY[f2][0].format(a=a)}"]
         if op == "loop":
             return _loop_lines(K, out, *args)
+        if op in NESTED:
+            a, *rest = args
+            b, c = (rest[0], rest[1]) if op == "nested_jvp" else (rest[0], None)
+            return [f"{out} = " + NESTED[op].format(a=a, b=b, c=c)]
         if op == "alloc":  # v = np.zeros(shape); v[key] = fn(b)
             kind, shape, key, fn, b = args
             return [f"{out} = {ALLOC[kind].format(a=shape)}", f"{out}[{key}] = {fn.format(b)}"]

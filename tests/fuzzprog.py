@@ -12,9 +12,10 @@ import warnings
 import numpy as np
 import scipy.special  # noqa: F401 (programs call scipy.special.* and scipy.stats.*)
 import scipy.stats  # noqa: F401
+import jittape  # programs nest its derivatives: v = jittape.grad(...)(a)
 from hypothesis import strategies as st
 
-from fuzzops import (ALLOC, BINARY, BRANCHY, CLEAN, INDEX, INITS, JOIN, KINKED, LINALG, LOOP_BODIES,
+from fuzzops import (ALLOC, BINARY, NESTED, BRANCHY, CLEAN, INDEX, INITS, JOIN, KINKED, LINALG, LOOP_BODIES,
                      PROBE, PRODUCT, REDUCE, SCAN, SHAPE, UNARY, Stmt, source)
 
 #: Ops left out because they trigger known bugs of jittape (op -> the bug); the long
@@ -41,7 +42,7 @@ class State:
 
     def __init__(self, x):
         self.x = x
-        self.ns = {"np": np, "scipy": scipy, "x": _copy(x)}
+        self.ns = {"np": np, "scipy": scipy, "jittape": jittape, "x": _copy(x)}
         self.vars = ["x"]  # newest first
         self.stmts = []
 
@@ -404,6 +405,21 @@ def gen_alloc(s, draw):
                                      draw(st.sampled_from(rhs))))
 
 
+def gen_nested(s, draw):
+    """``v = jittape.grad(lambda z: np.sum(fn(z)))(a)`` or its ``jvp`` along ``b``: a
+    derivative taken inside the program (nested differentiation when it is recorded)."""
+    op = draw(st.sampled_from(list(NESTED)))
+    a = draw(st.sampled_from(s.vars))
+    if op == "nested_jvp":
+        same = [b for b in s.vars if np.shape(s.val(b)) == np.shape(s.val(a))]
+        return Stmt(op, s.fresh(), (a, draw(st.sampled_from(same)),
+                                    draw(st.sampled_from(NESTED_FUNCTIONS))))
+    return Stmt(op, s.fresh(), (a, draw(st.sampled_from(NESTED_FUNCTIONS))))
+
+
+NESTED_FUNCTIONS = ["np.sin(z) * z", "np.tanh(z) ** 2", "np.exp(0.3 * z) * z", "z ** 3"]
+
+
 def gen_if(s, draw):
     """``if reduce(c) > t: out = f1(a) else: out = f2(a)``, t near the condition's value."""
     c, a = draw(st.sampled_from(s.vars)), draw(st.sampled_from(s.vars))
@@ -434,9 +450,10 @@ def gen_loop(s, draw):
 FAMILIES = {"unary": gen_unary, "binary": gen_binary, "reduce": gen_reduce, "scan": gen_scan,
             "product": gen_product, "linalg": gen_linalg, "shape": gen_shape,
             "index": gen_index, "join": gen_join, "update": gen_update, "if": gen_if,
-            "loop": gen_loop, "alloc": gen_alloc}
+            "loop": gen_loop, "alloc": gen_alloc, "nested": gen_nested}
 WEIGHTS = {"unary": 4, "binary": 4, "reduce": 2, "scan": 2, "product": 2, "linalg": 1,
-           "shape": 3, "index": 2, "join": 1, "update": 3, "if": 1, "loop": 1, "alloc": 1}
+           "shape": 3, "index": 2, "join": 1, "update": 3, "if": 1, "loop": 1, "alloc": 1,
+           "nested": 1}
 
 
 class Program:
@@ -457,7 +474,7 @@ class Program:
         self.branchy = any(s.op in BRANCHY for s in self.stmts)
 
     def function(self, source=None, **names):
-        ns = {"np": np, "scipy": scipy, **names}
+        ns = {"np": np, "scipy": scipy, "jittape": jittape, **names}
         exec(source or self.source, ns)
         return ns["f"]
 

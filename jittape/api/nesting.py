@@ -30,7 +30,7 @@ from ..optable import callpool
 from ..optable.table import OPS, codes as K
 from ..sweeps import regions
 from ..tape.arrays import ENTRY
-from .._base.errors import MixedRecordings, NonScalarOutputError, NotDifferentiableError
+from .._base.errors import MixedRecordings, NonScalarOutputError
 
 
 def outer_tape(args):
@@ -77,14 +77,30 @@ def _actives(v, out):
             out.append(a)
 
 
-def _plain(x, what):
-    """An argument to differentiate at the nested level: an active, a float or an array."""
-    x = to_active(x)
-    if isinstance(x, (tuple, list, dict)):
-        raise NotDifferentiableError(
-            f"nested differentiation ({what} inside a recorded function) of a tuple, list or "
-            f"dict argument is not supported yet: pass float arrays as separate arguments")
-    return x
+def _flatten(x):
+    """``(leaves, rebuild)`` of a differentiated argument: its float leaves (actives,
+    floats, float arrays; every leaf of a plain argument) in depth-first order through
+    tuples, lists and dicts, and ``rebuild(values, const)`` giving x's structure with the
+    ``values`` (an iterator) at those leaves and ``const(c)`` at its constant leaves
+    (integers, booleans, None, integer arrays: jittape's convention for structures)."""
+    leaves = []
+
+    def walk(v, top):
+        if isinstance(v, dict):
+            keys, subs = list(v), [walk(e, False) for e in v.values()]
+            return lambda it, const: {k: sub(it, const) for k, sub in zip(keys, subs)}
+        if isinstance(v, (tuple, list)):
+            subs, kind = [walk(e, False) for e in v], type(v)
+            make = kind._make if hasattr(kind, "_fields") else kind
+            return lambda it, const: make([sub(it, const) for sub in subs])
+        v = to_active(v)
+        if top or isinstance(v, (Active, float, np.floating)) or \
+                isinstance(v, np.ndarray) and v.dtype.kind == "f":
+            leaves.append(v)
+            return lambda it, const: next(it)
+        return lambda it, const: const(v)
+    rebuild = walk(x, True)
+    return leaves, rebuild
 
 
 def _operand(t, x):
@@ -101,15 +117,15 @@ def _copy(v):
     return v.copy() if isinstance(v, np.ndarray) else float(v)
 
 
-def _region(t, f, args, kwargs, nums):
-    """Open a region, record ``f`` on slots standing for ``args[nums]``; returns the
-    marker, the slots and f's output as a record inside the region."""
+def _region(t, f, args, kwargs, nums, flats, xs):
+    """Open a region and record ``f`` there with slots (copies of the values ``xs``)
+    standing for the float leaves of ``args[nums]`` (``flats``: their :func:`_flatten`);
+    returns the marker, the slots and f's output as a record inside the region."""
     r = t.push_scalar(K.CUSTOM_BEGIN, -1, -1, 0, 0.0, 0.0)
-    slots = [new_active(Active, t, K.CUSTOM_SLOT, -1, -1, 0, 0.0, _copy(args[n]._v))
-             for n in nums]
-    call = list(args)
-    for n, s in zip(nums, slots):
-        call[n] = s
+    slots = [new_active(Active, t, K.CUSTOM_SLOT, -1, -1, 0, 0.0, _copy(x._v)) for x in xs]
+    call, it = list(args), iter(slots)
+    for n, (_, rebuild) in zip(nums, flats):
+        call[n] = rebuild(it, lambda c: c)
     with prealloc.recording(t):
         y = to_active(f(*call, **kwargs))
     if isinstance(y, Active):
@@ -161,52 +177,60 @@ def _piece(t, v, at, shape):
     return new_active(Active, t, K.SLICE, v._i, -1, at, 0.0, z if z.ndim else float(z))
 
 
+def _leaves_of(t, args, nums):
+    """``(flats, xs)``: the :func:`_flatten` of each ``args[nums]`` and all their float
+    leaves as records before the region."""
+    flats = [_flatten(args[n]) for n in nums]
+    xs = [_operand(t, leaf) for leaves, _ in flats for leaf in leaves]
+    if not xs:
+        raise TypeError("nothing to differentiate: the differentiated arguments hold no "
+                        "float leaves (1.0, not 1)")
+    return flats, xs
+
+
 def vjp_record(f, args, kwargs, nums, w, scalar=False):
-    """``J(x)^T w`` for ``f`` at ``args`` (active or plain), one part per ``nums``; ``w``
-    the cotangent (active or plain, f's output shape; with ``scalar``, f's output must be a
-    scalar, as ``grad`` requires, and ``w`` is 1)."""
-    args = [_plain(a, "grad/vjp") if n in nums else a for n, a in enumerate(args)]
+    """``J(x)^T w`` for ``f`` at ``args`` (active or plain), one gradient per ``nums`` in
+    its argument's structure (None at constant leaves); ``w`` the cotangent (active or
+    plain, f's output shape; with ``scalar``, f's output must be a scalar, as ``grad``
+    requires, and ``w`` is 1)."""
     t = _tape(list(args) + [w])
-    xs = [_operand(t, args[n]) for n in nums]
+    flats, xs = _leaves_of(t, args, nums)
     wv = _operand(t, w)
-    call = list(args)
-    for n, x in zip(nums, xs):
-        call[n] = x
-    r, slots, y = _region(t, f, call, kwargs, nums)
+    r, slots, y = _region(t, f, args, kwargs, nums, flats, xs)
     if scalar:
         if np.size(y._v) != 1:
             raise NonScalarOutputError(
                 f"{_name(f)} must return a scalar to be differentiated by grad, but it "
                 f"returned an array of shape {np.shape(y._v)}")
         if type(y._v) is not float:
-            y = new_active(Active, t, K.CUSTOM_ARG, y._i, -1, 0, 0.0, float(np.ravel(y._v)[0]))
+            y = y.reshape(())  # (1, 1) as a scalar, as grad takes it: the same record
     elif np.shape(wv._v) != np.shape(y._v):
         raise ValueError(f"vjp: cotangent of shape {np.shape(wv._v)} for an output of shape "
                          f"{np.shape(y._v)}")
     size = sum(int(np.size(x._v)) for x in xs)
     shape = np.shape(xs[0]._v) if len(xs) == 1 else (size,)
     v = _close(t, K.NESTED_VJP, r, [wv, *xs, *slots, y], len(xs), f, shape)
-    out, at = [], 0
+    pieces, at = [], 0
     for x in xs:
-        out.append(_piece(t, v, at, np.shape(x._v)))
+        pieces.append(_piece(t, v, at, np.shape(x._v)))
         at += int(np.size(x._v))
-    return out
+    it = iter(pieces)
+    return [rebuild(it, lambda c: None) for _, rebuild in flats]
 
 
 def jvp_record(f, args, kwargs, nums, tangents):
-    """``J(x) v`` for ``f`` at ``args``, ``v`` the ``tangents`` (one per ``nums``)."""
-    args = [_plain(a, "jvp") if n in nums else a for n, a in enumerate(args)]
+    """``J(x) v`` for ``f`` at ``args``, ``v`` the ``tangents`` (one per ``nums``, each of
+    its primal's structure)."""
     t = _tape(list(args) + list(tangents))
-    xs = [_operand(t, args[n]) for n in nums]
-    vs = [_operand(t, v) for v in tangents]
+    flats, xs = _leaves_of(t, args, nums)
+    vs = [_operand(t, leaf) for tan in tangents for leaf in _flatten(tan)[0]]
+    if len(vs) != len(xs):
+        raise ValueError("jvp: the tangents' structure differs from the primals'")
     for x, v in zip(xs, vs):
         if np.shape(x._v) != np.shape(v._v):
             raise ValueError(f"jvp: tangent of shape {np.shape(v._v)} for a primal of shape "
                              f"{np.shape(x._v)}")
-    call = list(args)
-    for n, x in zip(nums, xs):
-        call[n] = x
-    r, slots, y = _region(t, f, call, kwargs, nums)
+    r, slots, y = _region(t, f, args, kwargs, nums, flats, xs)
     return _close(t, K.NESTED_JVP, r, [y, *xs, *vs, *slots], len(xs), f, np.shape(y._v))
 
 
@@ -231,7 +255,9 @@ def jacobian(f, args, kwargs, argnum, mode):
     input element (forward) or one nested VJP per output element (reverse), stacked into
     shape ``f(x).shape + x.shape``."""
     args = list(args)
-    x = args[argnum] = _plain(args[argnum], "jacobian")
+    x = args[argnum] = to_active(args[argnum])
+    if isinstance(x, (tuple, list, dict)):
+        raise TypeError("jacobian(f, argnums) differentiates a float or an array argument")
     xshape = np.shape(x._v if isinstance(x, Active) else x)
     y = value(f, args, kwargs)
     yshape = np.shape(y._v if isinstance(y, Active) else y)

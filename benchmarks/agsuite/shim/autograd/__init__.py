@@ -18,7 +18,6 @@ tuple = builtins.tuple
 list = builtins.list
 dict = builtins.dict
 
-SECOND_ORDER = "needs second derivatives (hessian / nested differentiation; issue 11)"
 
 
 def _real_only(args, what):
@@ -74,16 +73,46 @@ def _xs(args, argnum):
 
 
 def make_vjp(fun, argnum=0):
-    """autograd.make_vjp -> jittape.record(fun, ..., argnums).vjp: returns (vjp, value)."""
+    """autograd.make_vjp -> jittape.record(fun, ..., argnums).vjp: returns (vjp, value).
+    Inside a recording (an active argument or cotangent: nested differentiation), the
+    pullback of jittape.vjp, which records there."""
+    nums = argnums_of(argnum)
+
     def vjp_maker(*args, **kwargs):
         _real_only(args, "make_vjp")
         _note_nested(args)
         count_call()
-        tape = jittape.record(fun, *args, argnums=argnums_of(argnum), **kwargs)
         xs = _xs(args, argnum)
-        value = tape.value(*xs)
-        return (lambda w: tape.vjp(xs, w)[1]), value
+        idx = (nums,) if isinstance(nums, int) else nums
+
+        def g(*dargs):
+            a = builtins.list(args)
+            for n, d in zip(idx, dargs):
+                a[n] = d
+            return fun(*a, **kwargs)
+
+        def nested(w):
+            gs = jittape.vjp(g, *xs)[1](w)
+            return gs[0] if isinstance(nums, int) else gs
+        if _active(args):
+            return nested, jittape.vjp(g, *xs)[0]
+        tape = jittape.record(fun, *args, argnums=nums, **kwargs)
+        return (lambda w: nested(w) if _active([w]) else tape.vjp(xs, w)[1]), tape.value(*xs)
     return vjp_maker
+
+
+def _active(values):
+    from jittape.numpy.active import Active
+    stack = builtins.list(values)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, Active):
+            return True
+        if isinstance(v, (builtins.tuple, builtins.list)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return False
 
 
 def make_jvp(fun, argnum=0):
@@ -134,11 +163,41 @@ def _no_equivalent(name, reason):
     return stub
 
 
-hessian = _no_equivalent("hessian", SECOND_ORDER)
-hessian_tensor_product = _no_equivalent("hessian_tensor_product", SECOND_ORDER)
+# autograd's second-order operators, by autograd's own definitions in terms of the first-order
+# ones above (jittape nests them: jittape.api.nesting)
+def hessian(fun, argnum=0):
+    """autograd.hessian: jacobian(jacobian(fun))."""
+    return jacobian(jacobian(fun, argnum), argnum)
+
+
+def make_hvp(fun, argnum=0):
+    """autograd.make_hvp: the VJP of grad(fun) at x, and grad(fun)(x)."""
+    return make_vjp(grad(fun, argnum), argnum)
+
+
+def hessian_tensor_product(fun, argnum=0):
+    """autograd.hessian_tensor_product: grad of tensordot(grad(fun)(*args), V, ndim(V))."""
+    fun_grad = grad(fun, argnum)
+
+    def vector_dot_grad(*args, **kwargs):
+        *fargs, vector = args
+        return _np.tensordot(fun_grad(*fargs, **kwargs), vector, _np.ndim(vector))
+    return grad(vector_dot_grad, argnum)
+
+
 hessian_vector_product = hessian_tensor_product
-make_hvp = _no_equivalent("make_hvp", SECOND_ORDER)
-make_ggnvp = _no_equivalent("make_ggnvp", SECOND_ORDER)
+
+
+def make_ggnvp(f, g=lambda x: 1.0 / 2 * _np.sum(x ** 2, axis=-1), f_argnum=0):
+    """autograd.make_ggnvp: v -> J^T H_g J v, J the Jacobian of f (vjp of the vjp: a jvp)."""
+    def maker(*args, **kwargs):
+        f_vjp, f_x = make_vjp(f, f_argnum)(*args, **kwargs)
+        g_hvp, grad_g_x = make_vjp(grad(g))(f_x)
+        f_jvp, _ = make_vjp(f_vjp)(_np.zeros_like(grad_g_x))
+        return lambda v: f_vjp(g_hvp(f_jvp(v)))
+    return maker
+
+
 grad_and_aux = _no_equivalent("grad_and_aux", "no jittape equivalent (no has_aux option)")
 checkpoint = _no_equivalent("checkpoint", "no jittape equivalent (tapes keep every value)")
 holomorphic_grad = _no_equivalent("holomorphic_grad", "complex numbers")
