@@ -15,7 +15,8 @@ import scipy.stats  # noqa: F401
 import jittape  # programs nest its derivatives: v = jittape.grad(...)(a)
 from hypothesis import strategies as st
 
-from fuzzops import (ALLOC, BINARY, NESTED, BRANCHY, CLEAN, INDEX, INITS, JOIN, KINKED, LINALG, LOOP_BODIES,
+from fuzzops import (ALLOC, BINARY, NESTED, BRANCHY, CLEAN, INDEX, INITS, JOIN, KINKED, LINALG,
+                     LOOP_BODIES,
                      PROBE, PRODUCT, REDUCE, SCAN, SHAPE, UNARY, Stmt, source)
 
 #: Ops left out because they trigger known bugs of jittape (op -> the bug); the long

@@ -365,7 +365,9 @@ def test_empty_structure_has_an_empty_gradient():
 
 
 def test_active_leaf_is_nested_differentiation():
-    def outer(x):
-        return jittape.grad(lambda p: p["a"] * 2.0)({"a": x})
-    with pytest.raises(jittape.NotDifferentiableError, match="nested"):
-        jittape.grad(outer)(1.0)
+    def outer(x):  # d/dx [x * d/da (a^2 * 2)] at a = x: d/dx (4 x^2) = 8 x
+        return jittape.grad(lambda p: p["a"] ** 2 * 2.0)({"a": x})["a"] * x
+    assert jittape.grad(outer)(1.5) == pytest.approx(12.0)
+    with pytest.raises(jittape.NotDifferentiableError, match="nest"):  # a Tape does not
+        jittape.grad(lambda x: jittape.record(lambda p: p["a"], {"a": x}).value({"a": 1.0}))(
+            1.0)

@@ -5,6 +5,8 @@ central differences, and replayed."""
 
 import numpy as np
 import pytest
+import scipy.special
+import scipy.stats
 
 import jittape
 from jittape import ActiveConversionError
@@ -46,6 +48,11 @@ CASES = {
     "std and var of lists": lambda x: np.std([x[0], x[1] + 2, x[2]]) + np.var((x, 3 * x),
                                                                                  axis=0)[1],
     "append to a list": lambda x: np.sum(np.append([1.0, x[0], 3.0], x[1:]) ** 2),
+    # SciPy's functions given object arrays and lists of actives (issue 27, item 3)
+    "scipy logsumexp of an object array": lambda x: scipy.special.logsumexp(
+        np.array([x[0], 2 * x[1], 1.0])),
+    "scipy logsumexp of a list": lambda x: scipy.special.logsumexp([x[0], x[1] * x[2]]),
+    "scipy stats of a list": lambda x: np.sum(scipy.stats.norm.logpdf([x[0], x[1] - 1.0])),
     # sequences mixing active arrays, active scalars, arrays and numbers (issue 27, item 2)
     "concatenate an array and a list of scalars": lambda x: np.sum(np.concatenate(
         [x[1:] ** 2 - x[:-1], [x[0] - 1.0, x[-1] + 1.0]]) ** 2),
@@ -175,7 +182,8 @@ def test_np_linalg_outside_a_recording_is_numpys():
 
 
 _ISSUE_27 = [name for name in CASES if any(w in name for w in (
-    "concatenate", "stack", "block", "append a list", "det ", "inv and", "norm and"))]
+    "concatenate", "stack", "block", "append a list", "det ", "inv and", "norm and",
+    "scipy"))]
 
 
 @pytest.mark.parametrize("name", _ISSUE_27)

@@ -1,11 +1,11 @@
 """Scope and failure category of each autograd test run against jittape.
 
 A test is **out of scope** when it exercises what jittape does not set out to do: complex
-numbers, autograd's own machinery (custom primitives, wrapper names, its ``np.where`` wrapper), or an
-autograd function with no jittape equivalent. The shim raises ``OutOfScope`` with the reason
-when a test reaches such a feature; :data:`STATIC_OUT_OF_SCOPE` names the few tests that
-exercise autograd itself without reaching the shim. Everything else is in scope, and a
-failure falls in one category of :data:`CATEGORIES`, worst first.
+numbers, autograd's own machinery (custom primitives, wrapper names, its ``np.where`` wrapper),
+or an autograd function with no jittape equivalent. The shim raises ``OutOfScope`` with the
+reason when a test reaches such a feature; :data:`STATIC_OUT_OF_SCOPE` names the few tests that
+exercise autograd itself without reaching the shim. Everything else is in scope, and a failure
+falls in one category of :data:`CATEGORIES`, worst first.
 """
 
 import re

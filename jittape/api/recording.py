@@ -29,11 +29,15 @@ from ..tape.arrays import Recorder
 _scipy_hooks.install()  # SciPy modules imported later are wrapped as they load
 
 
+_NESTED = ("an active value given to jittape.record / taped / a Tape (inside a function being "
+           "differentiated): a tape is recorded at plain values. There, use grad, "
+           "value_and_grad, vjp, jvp, jacobian, hessian or hvp, which nest (to second order).")
+
+
 def as_input(x, argnum):
     """An argument to differentiate: float for scalars, a float64 ndarray copy otherwise."""
     if isinstance(x, Active):
-        raise NotDifferentiableError(
-            "nested differentiation (grad of grad) is not supported yet")
+        raise NotDifferentiableError(_NESTED)
     if isinstance(x, (bool, np.bool_)):
         raise TypeError(f"argument {argnum} is a bool: it has no derivative")
     if isinstance(x, numbers.Real) and np.ndim(x) == 0:
@@ -111,8 +115,7 @@ def _flat(x, path, floats, consts):
         kind = type(x) if hasattr(x, "_fields") else tuple if isinstance(x, tuple) else list
         return (kind, tuple(_flat(v, path + (i,), floats, consts) for i, v in enumerate(x)))
     if isinstance(x, Active):
-        raise NotDifferentiableError(
-            "nested differentiation (grad of grad) is not supported yet")
+        raise NotDifferentiableError(_NESTED)
     if x is None or isinstance(x, (bool, np.bool_, numbers.Integral)):
         consts.append(x)
         return ("=", type(x), x)

@@ -8,6 +8,8 @@ when they are imported (:mod:`jittape.numpy.all_handlers` imports them all). So 
 never imports the functions built on it, and the layers stay acyclic.
 """
 
+import numpy as np
+
 #: ufunc -> handler(*inputs) (NEP 13).
 UFUNCS = {}
 #: NumPy function -> handler(*args, **kwargs) (NEP 18).
@@ -35,10 +37,17 @@ def ufunc_handler(ufunc):
     return h
 
 
+def _convertible(v):
+    t = type(v)
+    return t in PROXIES or t is list or t is tuple or t is np.ndarray and v.dtype == object
+
+
 def resolved(args, kwargs):
-    """``(args, kwargs)`` with every :data:`PROXIES` array among them (top level) resolved:
-    for wrappers of functions that jittape dispatches on ``isinstance(v, Active)``."""
-    if not any(type(v) in PROXIES for v in (*args, *kwargs.values())):
+    """``(args, kwargs)`` with the arguments that stand for active arrays made active arrays
+    (top level): :data:`PROXIES` arrays, object arrays and lists or tuples holding actives
+    (``OPERATORS["as_operand"]``). For wrappers of functions that jittape dispatches on
+    ``isinstance(v, Active)`` (SciPy's)."""
+    if not any(_convertible(v) for v in (*args, *kwargs.values())):
         return args, kwargs
-    res = lambda v: PROXIES[type(v)](v) if type(v) in PROXIES else v  # noqa: E731
+    res = OPERATORS["as_operand"]
     return tuple(res(v) for v in args), {k: res(v) for k, v in kwargs.items()}

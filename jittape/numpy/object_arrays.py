@@ -196,4 +196,5 @@ def _holds_active(v):
 
 
 dispatch.OPERATORS["from_objects"] = to_active
+dispatch.OPERATORS["as_operand"] = as_operand
 dispatch.OPERATORS["to_array"] = to_array

@@ -10,13 +10,14 @@
   ``w`` (autograd's ``check_vjp``), and the gradient's shapes against the input's;
 * ``fwd``: ``jittape.jvp`` against the same central difference (autograd's ``check_jvp``).
 
-``order=2`` (autograd's default) is checked as autograd does: the functions ``(x, v) ->
-J(x) v`` (``jittape.jvp``) and ``(x, w) -> J(x)^T w`` (``jittape.vjp``) are checked in turn,
-at order 1, with respect to both arguments, which differentiates jittape's derivatives
-(nested differentiation). With ``AGSUITE_MAX_ORDER=1`` in the environment they are counted
-instead. A check with complex inputs or outputs is skipped and counted (out of scope). A tuple/list output (``np.split``, ``eigh``) is checked through the
-concatenation of its raveled parts, since a jittape tape has one output array; the harness
-counts those checks and tries the structured output natively too (``structured_native``).
+``order=2`` (autograd's default) is checked as autograd does: the functions ``(x, v) -> J(x)
+v`` (``jittape.jvp``) and ``(x, w) -> J(x)^T w`` (``jittape.vjp``) are checked in turn, at
+order 1, with respect to both arguments, which differentiates jittape's derivatives (nested
+differentiation). With ``AGSUITE_MAX_ORDER=1`` in the environment they are counted instead.
+A check with complex inputs or outputs is skipped and counted (out of scope). A tuple/list
+output (``np.split``, ``eigh``) is checked through the concatenation of its raveled parts,
+since a jittape tape has one output array; the harness counts those checks and tries the
+structured output natively too (``structured_native``).
 
 :data:`STATE` holds the counts of the current test; the pytest plugin resets and reads it.
 """

@@ -1,0 +1,171 @@
+"""What the idioms of issue 27 cost: preallocated arrays and nested derivatives.
+
+Run::
+
+    python benchmarks/bench_idioms.py            # about a minute; writes results/idioms.md
+
+Every figure is the median of several timed repeats in one process, after one warm-up call
+(replayed tapes: after ``jittape.wait_compiled()``, the steady state), side by side with
+what it is compared to:
+
+* ``np.zeros(10)`` outside a recording (NumPy's own function: jittape replaces it only while a
+  recording runs) and on another thread while a recording runs (the replacement, which gives
+  that thread NumPy's plain array), against NumPy's ``np.zeros(10)`` itself;
+* one recording's entry and exit (installing and removing the replacements);
+* the eager gradient of a residual sum of squares written with a preallocated vector
+  (``r = np.zeros(m); r[0::2] = ...; r[1::2] = ...``) against the same written with
+  ``np.concatenate``, and the replayed tapes of both (``jittape.taped``);
+* second order at n = 50: ``jittape.hvp(f)(x, v)`` against the nested
+  ``grad(lambda z: vdot(grad(f)(z), v))(x)``, eagerly and replayed, and ``hessian`` against
+  ``jacobian(grad(f))``.
+"""
+
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import jittape  # noqa: E402
+from jittape.numpy import prealloc  # noqa: E402
+
+
+def timed(fn, repeat=7, number=None):
+    """Median seconds per call of ``fn`` over ``repeat`` runs (after one warm-up call)."""
+    fn()
+    if number is None:  # calls per run: about 20 ms of them
+        number = 1
+        while True:
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            if time.perf_counter() - t0 >= 0.02:
+                break
+            number *= 2
+    runs = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        runs.append((time.perf_counter() - t0) / number)
+    return statistics.median(runs)
+
+
+def residual_prealloc(p):
+    r = np.zeros(2 * p.size - 2)
+    r[0::2] = 10.0 * (p[1:] - p[:-1] ** 2)
+    r[1::2] = 1.0 - p[:-1]
+    return np.sum(r ** 2)
+
+
+def residual_functional(p):
+    r = np.stack([10.0 * (p[1:] - p[:-1] ** 2), 1.0 - p[:-1]], axis=1).reshape(-1)
+    return np.sum(r ** 2)
+
+
+def f_second(x):
+    return np.sum(np.sin(x) * x ** 2) + np.sum(np.tanh(x[1:] * x[:-1]))
+
+
+def zeros_rows():
+    rows = [("np.zeros(10) before any recording (NumPy's own)", timed(lambda: np.zeros(10)),
+             None)]
+    jittape.grad(lambda x: np.sum(np.zeros(3) + x))(np.ones(3))
+    rows.append(("np.zeros(10) after a recording", timed(lambda: np.zeros(10)), 0))
+    started, done = threading.Event(), threading.Event()
+
+    def recording(x):
+        started.set()
+        done.wait(60)
+        return np.sum(x)
+    th = threading.Thread(target=lambda: jittape.grad(recording)(np.ones(3)))
+    th.start()
+    started.wait(60)
+    rows.append(("np.zeros(10) on another thread while a recording runs",
+                 timed(lambda: np.zeros(10)), 0))
+    done.set()
+    th.join()
+    rec = prealloc.recording(None)
+
+    def enter_exit():
+        with rec:
+            pass
+    rows.append(("a recording's entry and exit (replacements in and out)", timed(enter_exit),
+                 None))
+    return rows
+
+
+def residual_rows(n):
+    x = np.linspace(-1.0, 1.0, n)
+    rows = []
+    for name, f in (("concatenated (np.stack)", residual_functional),
+                    ("preallocated (np.zeros + writes)", residual_prealloc)):
+        g = jittape.grad(f)
+        rows.append((f"eager grad, residual {name}, n = {n}", timed(lambda: g(x)), None))
+    base = rows[0][1]
+    rows[1] = rows[1][:2] + (base,)
+    for name, f in (("concatenated", residual_functional), ("preallocated", residual_prealloc)):
+        t = jittape.taped(f)
+        t.grad(x)
+        jittape.wait_compiled()  # the steady state: the compiled tape
+        rows.append((f"replayed taped(f).grad, compiled, residual {name}, n = {n}",
+                     timed(lambda: t.grad(x)), None))
+    rows[3] = rows[3][:2] + (rows[2][1],)
+    return rows
+
+
+def second_rows(n):
+    x, v = np.linspace(-1.0, 1.0, n), np.cos(np.arange(n))
+    hvp = jittape.hvp(f_second)
+    nested = jittape.grad(lambda z: np.vdot(jittape.grad(f_second)(z), v))
+    assert np.allclose(hvp(x, v), nested(x), rtol=1e-12, atol=1e-12)
+    rows = [(f"eager hvp(f)(x, v), n = {n}", timed(lambda: hvp(x, v)), None)]
+    rows.append((f"eager grad of vdot(grad(f), v), n = {n}", timed(lambda: nested(x)),
+                 rows[0][1]))
+    tape = jittape.record(f_second, x)
+    taped = jittape.taped(lambda z: np.vdot(jittape.grad(f_second)(z), v))
+    tape.hvp(x, v=v), taped.grad(x)
+    jittape.wait_compiled()
+    rows.append(("replayed: tape.hvp(x, v)", timed(lambda: tape.hvp(x, v=v)), None))
+    rows.append(("replayed: taped(grad of vdot(grad f, v)).grad(x)", timed(lambda: taped.grad(x)),
+                 rows[2][1]))
+    small = x[:10]
+    hess = jittape.hessian(f_second)
+    jac = jittape.jacobian(jittape.grad(f_second))
+    rows.append(("eager hessian(f), n = 10", timed(lambda: hess(small), repeat=3), None))
+    rows.append(("eager jacobian(grad(f)), n = 10", timed(lambda: jac(small), repeat=3),
+                 rows[4][1]))
+    return rows
+
+
+def markdown(rows, elapsed):
+    lines = ["# Preallocated arrays and nested derivatives: what they cost", "",
+             "`python benchmarks/bench_idioms.py` (see its docstring); one process, medians "
+             f"of repeated timings after one warm-up call; {elapsed:.0f} s.", "",
+             "| what | time | ratio |", "|---|---:|---:|"]
+    for name, t, base in rows:
+        if base == 0:  # against NumPy's np.zeros (the first row)
+            base = rows[0][1]
+        ratio = f"{t / base:.2f}x" if base else ""
+        unit = f"{t * 1e9:.0f} ns" if t < 1e-6 else f"{t * 1e6:.1f} µs" if t < 1e-3 else \
+            f"{t * 1e3:.2f} ms"
+        lines.append(f"| {name} | {unit} | {ratio} |")
+    lines += ["", "Ratios: against the row before (the first row for `np.zeros`)."]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    t0 = time.perf_counter()
+    rows = zeros_rows() + residual_rows(100) + second_rows(50)
+    text = markdown(rows, time.perf_counter() - t0)
+    (HERE / "results" / "idioms.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
