@@ -13,7 +13,8 @@ import numpy as np
 #: name -> (source of f, input). Together: sort, gather, take, concatenate, strided views,
 #: reshape and transpose, matmul, reductions over an axis, scans, linear algebra and
 #: decompositions, where and select, maximum, clip, a loop with guards, argmax, norms,
-#: einsum, interp and correlate, special functions, checkpoints and custom rules, and
+#: einsum, interp and correlate, special functions, checkpoints and custom rules, nested
+#: derivatives and a preallocated array, and
 #: records of empty arrays (whose layouts bound nothing by their size).
 FIXED = {
     "sort": ("""def f(x):
@@ -102,12 +103,19 @@ FIXED = {
     y = jittape.checkpoint_loop(step, 3, x, 0.5, snapshots=2)
     return np.sum(g(g(x, 0.5), 0.5) * x) + np.sum(y) + np.sum(sin_mul(x, x[::-1]))
 """, [0.3, -0.5, 1.2]),
+    "nested": ("""def f(x):
+    g = jittape.grad(lambda z: np.sum(np.sin(z) * z ** 2))(x)
+    t = jittape.jvp(lambda z: np.exp(0.3 * z) * z, (x,), (x[::-1],))[1]
+    r = np.zeros(x.size)
+    r[1:] = x[:-1] * 2.0
+    return np.sum(g * t) + np.sum(r ** 2)
+""", [0.3, -0.5, 1.2]),
 }
 
 #: The in-suite test's programs: the cheap-to-compile structured ops (the long profile adds
 #: decompositions, special functions and custom rules).
 SUITE = ("sort", "gather", "take", "shape", "scan", "linalg", "select", "loop", "norm",
-         "strided", "signal", "empty")
+         "strided", "signal", "empty", "nested")
 
 
 def function(source):

@@ -72,6 +72,18 @@ def _xs(args, argnum):
     return (args[nums],) if isinstance(nums, int) else builtins.tuple(args[n] for n in nums)
 
 
+def _of_differentiated(fun, args, kwargs, nums):
+    """``fun`` as a function of its differentiated arguments only (the others fixed)."""
+    idx = (nums,) if isinstance(nums, int) else nums
+
+    def g(*dargs):
+        a = builtins.list(args)
+        for n, d in zip(idx, dargs):
+            a[n] = d
+        return fun(*a, **kwargs)
+    return g
+
+
 def make_vjp(fun, argnum=0):
     """autograd.make_vjp -> jittape.record(fun, ..., argnums).vjp: returns (vjp, value).
     Inside a recording (an active argument or cotangent: nested differentiation), the
@@ -83,13 +95,7 @@ def make_vjp(fun, argnum=0):
         _note_nested(args)
         count_call()
         xs = _xs(args, argnum)
-        idx = (nums,) if isinstance(nums, int) else nums
-
-        def g(*dargs):
-            a = builtins.list(args)
-            for n, d in zip(idx, dargs):
-                a[n] = d
-            return fun(*a, **kwargs)
+        g = _of_differentiated(fun, args, kwargs, nums)
 
         def nested(w):
             gs = jittape.vjp(g, *xs)[1](w)
@@ -121,13 +127,7 @@ def make_jvp(fun, argnum=0):
 
     def jvp_maker(*args, **kwargs):
         _real_only(args, "make_jvp")
-        idx = (nums,) if isinstance(nums, int) else nums
-
-        def g(*dargs):
-            a = builtins.list(args)
-            for n, d in zip(idx, dargs):
-                a[n] = d
-            return fun(*a, **kwargs)
+        g = _of_differentiated(fun, args, kwargs, nums)
 
         def jvp(v):
             count_call()
