@@ -61,6 +61,23 @@ def operands(t, i):
     return ids
 
 
+_ARITY = {}  # number of ops -> operand count by opcode (-1: n-ary, in the pool)
+
+
+def read_before(t, lo, hi, before):
+    """The records below ``before`` that records ``lo..hi-1`` of tape arrays ``t`` read
+    (:func:`operands` of each, at once), sorted."""
+    import numpy as np
+    table = _ARITY.get(len(OPS))
+    if table is None:  # (once the table is complete: ops register at import)
+        table = _ARITY[len(OPS)] = np.array([0 if op.kind == LEAF else op.arity for op in OPS])
+    arity = table[t.op[lo:hi]]
+    ids = [t.a[lo:hi][arity > 0], t.b[lo:hi][arity > 0], t.k[lo:hi][arity == 3]]
+    ids += [operands(t, i) for i in (lo + np.flatnonzero(arity < 0)).tolist()]
+    ids = np.concatenate([np.asarray(q, dtype=np.int64) for q in ids])
+    return np.unique(ids[(ids >= 0) & (ids < before)]).tolist()
+
+
 def swept(op):
     """Whether ``op`` has a branch in some compiled sweep. Leaves, region markers, calls
     (whose rules are Python, run between the sweeps: :mod:`jittape.sweeps.regions`) and structured

@@ -25,6 +25,14 @@ from ..optable.entry import CALL
 from .opsets import for_tape
 
 _CALLS = np.array([op.code for op in OPS if op.kind == CALL], dtype=np.int32)
+_IS_CALL = {}  # number of ops -> by opcode, whether it is a call (ops may register later)
+
+
+def _is_call():
+    mask = _IS_CALL.get(len(OPS))
+    if mask is None:
+        mask = _IS_CALL[len(OPS)] = np.array([op.kind == CALL for op in OPS])
+    return mask
 
 
 class Calls(tuple):
@@ -45,7 +53,7 @@ def calls(t):
     """The :class:`Calls` of tape arrays ``t`` (cached on ``t``; empty for most tapes)."""
     c = t.calls
     if c is None:
-        ids = np.flatnonzero(np.isin(t.op, _CALLS)).tolist() if t.n_records else []
+        ids = np.flatnonzero(_is_call()[t.op]).tolist() if t.n_records else []
         c = t.calls = Calls(sorted((int(t.b[i]), i) for i in ids))
     return c
 

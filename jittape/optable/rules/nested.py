@@ -35,7 +35,7 @@ import numpy as np
 from .. import callpool
 from ..callpool import span
 from ..entry import Spec, call
-from ..registry import operands
+from ..registry import read_before
 from ..._base.errors import NotDifferentiableError
 
 
@@ -49,8 +49,7 @@ def _layout(t, c, groups):
         k = n if g == "n" else 1
         out.append(spans[at:at + k] if g == "n" else spans[at])
         at += k
-    closures = sorted({q for i in range(r + 1, c) for q in operands(t, i) if q < r})
-    return r, span(t, c), out, [span(t, q) for q in closures]
+    return r, span(t, c), out, [span(t, q) for q in read_before(t, r + 1, c, r)]
 
 
 def _vjp_layout(t, c):
