@@ -566,3 +566,18 @@ def test_eigh_upper_triangle_eigenvectors_replay_numpys():
             v, grad = tape.value_and_gradient(x)
             assert v == pytest.approx(g(x), rel=1e-12)
             np.testing.assert_allclose(grad, jittape.grad(g)(x), rtol=1e-12, atol=1e-12)
+
+
+def test_dtype_questions_about_active_values_are_numpys_answers():
+    """np.result_type, np.iscomplexobj, ... of an active value (SciPy's array-API code asks
+    them) answer for its float64 primal instead of refusing."""
+    seen = []
+
+    def f(x):
+        seen.append((np.result_type(x, 1), np.result_type(x[0], np.float32), np.iscomplexobj(x),
+                     np.isrealobj(x), np.can_cast(x, np.float32), np.min_scalar_type(x)))
+        return np.sum(x)
+    jittape.grad(f)(np.ones(3))
+    x = np.ones(3)
+    assert seen == [(np.result_type(x, 1), np.result_type(x[0], np.float32), False, True,
+                     np.can_cast(x, np.float32), np.min_scalar_type(x))]

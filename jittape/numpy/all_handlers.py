@@ -32,8 +32,18 @@ def _shape_query(f):
     return query
 
 
+def _dtype_query(f):
+    def query(*args, **kw):
+        return f(*[np.asarray(a._v) if isinstance(a, Active) else a for a in args], **kw)
+    query.__doc__ = (f"``np.{f.__name__}``, a question about dtypes answered from the primal "
+                     f"(float64; no record).")
+    return query
+
+
 dispatch.FUNCTIONS.update({np.shape: _shape_query(np.shape), np.ndim: _shape_query(np.ndim),
                            np.size: _shape_query(np.size)})
+dispatch.FUNCTIONS.update({f: _dtype_query(f) for f in (
+    np.result_type, np.iscomplexobj, np.isrealobj, np.can_cast, np.min_scalar_type)})
 builders.install_linalg()  # last: the handlers are keyed by NumPy's own functions
 FUNCTIONS = dispatch.FUNCTIONS
 UFUNC_HANDLERS = dispatch.UFUNCS
