@@ -193,3 +193,11 @@ def test_scipy_code_converting_to_float_names_the_scipy_function():
         return np.sum(scipy.integrate.odeint(lambda y, t: -y, y0, np.linspace(0, 1, 3)))
     with pytest.raises(jittape.NotDifferentiableError, match="scipy.integrate.*odeint"):
         jittape.grad(f)(np.ones(2))
+
+
+def test_a_compiled_routine_converting_an_active_result_gets_jittapes_error():
+    """scipy.optimize.brentq's C code converts its callback's result with float() without
+    checking for an error: Python's SystemError becomes jittape's error."""
+    import scipy.optimize
+    with pytest.raises(ActiveConversionError, match="compiled routine.*custom_vjp"):
+        jittape.grad(lambda z: scipy.optimize.brentq(lambda t: t - z[0], -5, 5))(X)

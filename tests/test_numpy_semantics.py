@@ -581,3 +581,25 @@ def test_dtype_questions_about_active_values_are_numpys_answers():
     x = np.ones(3)
     assert seen == [(np.result_type(x, 1), np.result_type(x[0], np.float32), False, True,
                      np.can_cast(x, np.float32), np.min_scalar_type(x))]
+
+
+def test_isclose_and_allclose_are_numpys_comparisons_and_replay():
+    """np.isclose records NumPy's test |a - b| <= atol + rtol |b| (no derivative), with
+    NumPy's answer where elements are not finite; np.allclose is a guarded bool."""
+    b = np.array([np.inf, -1.2, 1.0])
+
+    def f(z):
+        return np.sum(np.isclose(z, 0.3) * z) + z[1] * float(np.allclose(z, z + 1e-12)) + \
+            np.sum(np.isclose(z, b, rtol=1e-3) * z ** 2)
+    x = np.array([0.3, -1.2, 2.0])
+    tape = jittape.record(f, x)
+    for p in (x, np.array([0.5, -1.2, 2.0]), np.array([0.3, -1.2001, 1.0])):
+        v, g = tape.value_and_gradient(p)
+        assert v == pytest.approx(f(p), rel=1e-13)
+        w = np.isclose(p, 0.3)
+        np.testing.assert_allclose(g, w + [0.0, 1.0, 0.0] + 2 * p * np.isclose(p, b, rtol=1e-3))
+    with pytest.raises(jittape.GuardFailure):  # an element becomes infinite
+        tape.value_and_gradient(np.array([np.inf, -1.2, 2.0]))
+    xi = np.array([np.inf, -1.2, 2.0])
+    np.testing.assert_array_equal(jittape.grad(lambda z: np.sum(np.isclose(z, b) * z))(xi),
+                                  np.isclose(xi, b).astype(float))

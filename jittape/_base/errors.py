@@ -76,10 +76,20 @@ def clearer(e):
       plain number (``np.sin(np.array([x[0], 1.0]))``), given an object array holding active
       values: NumPy asks no ``__array_ufunc__`` of the array's elements, so jittape never
       sees the call.
+    * A compiled routine that converts its callback's result with ``float()`` and does not
+      check for errors (``scipy.optimize.brentq``): Python reports a ``SystemError``
+      ("returned a result with an exception set") caused by ours.
     """
     cause = e.__cause__
     if isinstance(e, ValueError) and isinstance(cause, ActiveConversionError):
         return ActiveConversionError(*cause.args)
+    if isinstance(e, SystemError) and isinstance(cause, ActiveConversionError):
+        return ActiveConversionError(
+            f"a compiled routine (SciPy's or NumPy's C or Fortran code) called a function "
+            f"that returned an active value and converted it to a float: {cause.args[0]} "
+            f"For a root or an optimum found by such a routine, give it a derivative with "
+            f"jittape.custom_vjp (the implicit function theorem), or pass "
+            f"jittape.primal(...) values to it.")
     msg = str(e) if isinstance(e, TypeError) else ""
     m = _NO_LOOP.match(msg) or _NO_METHOD.match(msg)
     if m is None:

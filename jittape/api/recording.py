@@ -228,7 +228,7 @@ def record_call(f, args, kwargs, argnums, vector_output=False):
     try:
         with prealloc.recording(rec):  # np.zeros(n) & co. may be filled with active values
             out = f(*args, **kwargs)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, SystemError) as e:
         clear = clearer(e)
         if clear is None:
             raise

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import dispatch
 from .active import (Active, Predicate, as_node, check_const, logical, new_active, tape_of, binary,
-                     compare, unary, where)
+                     compare, guard, unary, where)
 from .._base.errors import NotDifferentiableError
 from .._base.imports import loaded
 from .primal_values import UFUNC_OF, scalar_primal
@@ -183,6 +183,38 @@ def _ufunc_handlers():
     return h
 
 
+def _finite(v):
+    """Which elements of ``v`` are finite, as a bool array; for an active ``v`` guarded (a
+    replay where the pattern differs records again)."""
+    if isinstance(v, Active):
+        p = compare(K.LT, unary(K.ABS, v), math.inf)
+        guard(p)
+        return np.asarray(p._v, dtype=bool)
+    return np.isfinite(v)
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``np.isclose`` of active values: NumPy's test ``|a - b| <= atol + rtol |b|``
+    recorded as a comparison (no derivative; guarded where control flow uses it). Where an
+    element is not finite, NumPy's answer there is kept while the same elements stay
+    non-finite (a guard on the pattern). NumPy's ``isclose`` documents the formula."""
+    close = compare(K.LE, abs(a - b), atol + rtol * abs(b))
+    fin = _finite(a) & _finite(b)
+    if fin.all():
+        return close
+    av = a._v if isinstance(a, Active) else a
+    bv = b._v if isinstance(b, Active) else b
+    z = np.isclose(av, bv, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    return compare(K.NE, where(np.broadcast_to(fin, np.shape(z)), close, z.astype(float)),
+                   0.0)
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``np.allclose``: a Python bool, as NumPy's; guarded (control flow depends on it)."""
+    return bool(isclose(a, b, rtol, atol, equal_nan).all())
+
+
+dispatch.FUNCTIONS.update({np.isclose: isclose, np.allclose: allclose})
 UFUNC_HANDLERS = dispatch.UFUNCS  # the table tests and docs read
 UFUNC_HANDLERS.update(_ufunc_handlers())
 dispatch.RESOLVERS.append(_resolve)
