@@ -90,6 +90,17 @@ def _guarded(p):
     return np.sum(r ** 2) if r[0] > 0 else np.sum(r)
 
 
+def _scatter_add(p):  # np.add.at / np.subtract.at: repeated indices accumulate (assembly)
+    r = np.zeros(4)
+    np.add.at(r, [0, 2, 0, 3, 0, 2], p[[0, 1, 2, 3, 1, 0]] ** 2)
+    np.subtract.at(r, [1, 1], p[:2])
+    row = np.ones((2, 3))[1]
+    np.add.at(row, [0, 0, 2], np.sin(p[:3]))
+    g = np.zeros_like(p)
+    np.add.at(g, ([3, 3, 1],), 1.5 * p[0])
+    return np.sum(r * np.arange(1.0, 5.0)) + np.sum(row ** 3) + np.sum(g ** 2)
+
+
 CASES = {
     "residual": lambda p: np.sum(_residual(p) ** 2),
     "rows": _rows,
@@ -99,6 +110,7 @@ CASES = {
     "functions that write": _functions_that_write,
     "arithmetic of preallocations": _arithmetic_of_preallocations,
     "guarded": _guarded,
+    "scatter add": _scatter_add,
 }
 
 
@@ -212,3 +224,21 @@ def test_plain_preallocations_stay_numpy_arrays_in_results():
     assert seen == ["array([0., 2., 0.])"]
     out = jittape.jacobian(lambda x: np.zeros(2) + 0.0 * x[0])(X)
     assert type(out) is np.ndarray and out.shape == (2, 4) and not out.any()
+
+
+def test_add_at_sums_in_numpys_order():
+    """np.add.at's repeated indices add in the order they come: the recorded value is
+    NumPy's to the last bit (values whose sum depends on the order)."""
+    b = np.array([1e16, 1.0, -1e16, 1.0, 3.0])
+    idx = [0, 0, 0, 1, 0]
+
+    def f(z):
+        r = np.zeros(2)
+        np.add.at(r, idx, b * z)
+        return r[0] * 3.0 + r[1]
+    x = np.ones(5)
+    assert jittape.value_and_grad(f)(x)[0] == f(x)
+    np.testing.assert_array_equal(jittape.grad(f)(x), b * np.where(np.array(idx) == 0, 3.0, 1.0))
+    outside = np.zeros(2)
+    with pytest.raises(jittape.NotDifferentiableError, match="add.at writes active values"):
+        jittape.grad(lambda z: np.add.at(outside, [0, 1], z[:2]) or np.sum(z))(x)

@@ -179,6 +179,8 @@ class Active(NdarrayMethods):
         if method != "__call__" or kwargs:
             if method == "__call__" and kwargs.get("out") is not None:
                 return dispatch.OPERATORS["ufunc_out"](ufunc, inputs, kwargs)
+            if method == "at" and not kwargs:  # np.add.at(a, idx, b): a written in place
+                return dispatch.OPERATORS["ufunc_at"](ufunc, *inputs)
             check_ufunc_call(ufunc, method, kwargs)
         handler = dispatch.UFUNCS.get(ufunc) or dispatch.ufunc_handler(ufunc)
         if handler is None:

@@ -5,8 +5,8 @@ rows. While a function is recorded on a thread, NumPy's creation functions (``np
 ``np.empty``, ``np.ones``, ``np.full`` and their ``*_like`` forms given plain arrays) called
 from that thread's code return a :class:`Prealloc` of float64: an ndarray subclass that is
 the plain array until an active value is written into it (item or slice assignment,
-``out=``, ``np.copyto``, ``np.put``, ``np.putmask``, ``np.fill_diagonal``, ``.flat``, ``+=``
-...). From that write on, the array and the views taken of it are one active array: every
+``out=``, ``np.copyto``, ``np.put``, ``np.putmask``, ``np.fill_diagonal``, ``.flat``, ``+=``,
+``np.add.at``...). From that write on, the array and the views taken of it are one active array: every
 read records, and NumPy's semantics (which elements a view shares, broadcasting, repeated
 indices: last write wins) hold because NumPy itself evaluates each index.
 
@@ -239,6 +239,8 @@ class Prealloc(np.ndarray):
         return resolve(self)[key]
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if method == "at" and inputs and type(inputs[0]) is Prealloc:
+            return _ufunc_at(ufunc, inputs[0], _resolved(inputs[1:]))
         ins = _resolved(inputs)
         if _has_active(ins) or any(type(o) is Prealloc and o._cell.active is not None
                                    for o in out or ()):
@@ -379,6 +381,20 @@ for _name in dir(np.ndarray):
     elif _name in ("T", "mT", "real", "imag"):
         setattr(Prealloc, _name, _property(_name))
 del _name, _attr
+
+
+def _ufunc_at(ufunc, target, rest):
+    """``np.add.at(r, idx, b)`` into a preallocated ``r``: NumPy's own while nothing active
+    is involved; else ``r`` becomes active and the write is recorded (``views.ufunc_at``)."""
+    cell = target._cell
+    if cell.active is None:
+        if not _has_active(rest) or target.dtype != _F64:
+            return getattr(ufunc, "at")(target.view(np.ndarray), *rest)
+        cell.activate(next(v for v in rest if isinstance(v, Active))._t)
+    act = resolve(target)  # the root's own active value, or a view's elements (a copy)
+    dispatch.OPERATORS["ufunc_at"](ufunc, act, *rest)
+    if not cell.is_root(target):
+        target[...] = act
 
 
 def write_out(result, out):

@@ -373,6 +373,53 @@ def broadcast_to_view(x, shape, subok=False):
     return track(x, r, lambda p: np.broadcast_to(p, shape))
 
 
-dispatch.OPERATORS.update(getitem=getitem, setitem=setitem, inplace=_inplace)
+def _occurrences(pos):
+    """For each entry of the flat positions ``pos``, how many equal ones come before it."""
+    order = np.argsort(pos, kind="stable")
+    ranked = pos[order]
+    first = np.r_[True, ranked[1:] != ranked[:-1]] if ranked.size else np.zeros(0, bool)
+    start = np.maximum.accumulate(np.where(first, np.arange(ranked.size), 0))
+    occ = np.empty(pos.size, dtype=np.intp)
+    occ[order] = np.arange(ranked.size) - start
+    return occ
+
+
+def ufunc_at(ufunc, a, indices, b=None):
+    """``np.add.at(a, indices, b)`` and ``np.subtract.at``: unbuffered, so repeated indices
+    accumulate, in the order they come (NumPy's ``ufunc.at``), written into ``a`` for every
+    alias. Recorded in rounds: round ``j`` adds the ``j``-th occurrence of every selected
+    position, one gather, one add and one functional write each, so the values are NumPy's
+    sums in NumPy's order. ``a`` must be active (or a preallocated array)."""
+    name = f"numpy.{ufunc.__name__}.at"
+    if ufunc not in (np.add, np.subtract) or b is None:
+        raise NotDifferentiableError(f"{name} on active values: only np.add.at and "
+                                     f"np.subtract.at are supported")
+    if not isinstance(a, Active) or type(a._v) is float:
+        raise NotDifferentiableError(
+            f"{name} writes active values into an array that is not active (created outside "
+            f"the recorded function, or not float64): create it inside the recorded function "
+            f"(np.zeros(n)) or as np.zeros_like(x)")
+    writable(a, "output array")
+    sel = flat_index(a)[concrete_key(indices)]  # NumPy's selection, and its errors
+    pos = np.ravel(sel)
+    if isinstance(b, Active):
+        vals = broadcast_to(b, np.shape(sel)) if np.shape(b._v) != np.shape(sel) else b
+    else:
+        vals = np.broadcast_to(const_array(b), np.shape(sel))
+    cur, n, occ = a, a.size, _occurrences(pos)
+    for j in range(int(occ.max()) + 1 if occ.size else 0):
+        at = np.flatnonzero(occ == j)
+        part = take_flat(vals, at) if isinstance(vals, Active) else np.ravel(vals)[at]
+        old = take_flat(cur, pos[at])
+        new = old + part if ufunc is np.add else old - part
+        idx = flat_index(cur)
+        idx.flat[pos[at]] = n + np.arange(at.size)
+        cur = take_flat(with_extra(cur, new), idx)
+    if cur is not a:
+        assign(a, cur)
+
+
+dispatch.OPERATORS.update(getitem=getitem, setitem=setitem, inplace=_inplace,
+                          ufunc_at=ufunc_at)
 dispatch.FUNCTIONS.update({np.reshape: reshape_view, np.ravel: ravel_view,
                            np.transpose: transpose_view, np.broadcast_to: broadcast_to_view})
