@@ -6,9 +6,9 @@ rows. While a function is recorded on a thread, NumPy's creation functions (``np
 from that thread's code return a :class:`Prealloc` of float64: an ndarray subclass that is
 the plain array until an active value is written into it (item or slice assignment,
 ``out=``, ``np.copyto``, ``np.put``, ``np.putmask``, ``np.fill_diagonal``, ``.flat``, ``+=``,
-``np.add.at``...). From that write on, the array and the views taken of it are one active array: every
-read records, and NumPy's semantics (which elements a view shares, broadcasting, repeated
-indices: last write wins) hold because NumPy itself evaluates each index.
+``np.add.at``...). From that write on, the array and the views taken of it are one active
+array: every read records, and NumPy's semantics (which elements a view shares,
+broadcasting, repeated indices: last write wins) hold because NumPy evaluates each index.
 
 How: the array a creation function returned (the *root*) and every view of it share one
 :class:`_Cell`. The first active write records the root's current contents as a CONST, which
