@@ -105,8 +105,6 @@ def primal(x):
     """
     if type(x) in dispatch.PROXIES:
         x = dispatch.PROXIES[type(x)](x)
-        if not isinstance(x, Active):
-            return x
     if not isinstance(x, Active):
         return x
     guard(x)

@@ -26,6 +26,7 @@ import numpy as np
 from ..numpy import dispatch, prealloc
 from ..numpy.active import Active, const, new_active, tape_of
 from ..numpy.object_arrays import to_active
+from .recording import normalize_argnums
 from ..optable import callpool
 from ..optable.table import OPS, codes as K
 from ..sweeps import regions
@@ -235,9 +236,9 @@ def jvp_record(f, args, kwargs, nums, tangents):
 
 
 def value(f, args, kwargs):
-    """``f(*args)`` recorded on the outer tape (the primal a nested call also returns)."""
-    with prealloc.recording(prealloc.current()):
-        return to_active(f(*args, **kwargs))
+    """``f(*args)`` recorded on the outer tape (the primal a nested call also returns): a
+    nested call runs inside that recording already."""
+    return to_active(f(*args, **kwargs))
 
 
 def scalar_value(f, args, kwargs):
@@ -275,7 +276,6 @@ def jacobian(f, args, kwargs, argnum, mode):
 
 def gradients(f, args, kwargs, argnums, with_value):
     """``grad`` / ``value_and_grad`` at the nested level: ``(value or None, gradient(s))``."""
-    from .recording import normalize_argnums
     single, nums = normalize_argnums(argnums, len(args))
     grads = vjp_record(f, args, kwargs, nums, 1.0, scalar=True)
     out = grads[0] if single else tuple(grads)

@@ -34,7 +34,7 @@ from numpy.lib.stride_tricks import as_strided
 from . import dispatch
 from .active import Active, const, gather
 from .object_arrays import as_operand
-from .shaping import concrete_key
+from .shaping import concrete_key, has_active
 from .._base.errors import ActiveConversionError, NotDifferentiableError
 
 _F64 = np.dtype(np.float64)
@@ -189,15 +189,6 @@ def _resolved(v):
     return v
 
 
-def _has_active(v):
-    t = type(v)
-    if t is list or t is tuple:
-        return any(_has_active(e) for e in v)
-    if t is dict:
-        return any(_has_active(e) for e in v.values())
-    return isinstance(v, Active)
-
-
 def _wrap(r):
     """A float64 array computed from preallocations is one too (``2.0 * np.ones(n)``)."""
     if type(r) is np.ndarray and r.dtype == _F64 and r.ndim:
@@ -242,7 +233,7 @@ class Prealloc(np.ndarray):
         if method == "at" and inputs and type(inputs[0]) is Prealloc:
             return _ufunc_at(ufunc, inputs[0], _resolved(inputs[1:]))
         ins = _resolved(inputs)
-        if _has_active(ins) or any(type(o) is Prealloc and o._cell.active is not None
+        if has_active(ins) or any(type(o) is Prealloc and o._cell.active is not None
                                    for o in out or ()):
             if out is None:
                 return getattr(ufunc, method)(*ins, **kwargs)
@@ -260,7 +251,7 @@ class Prealloc(np.ndarray):
         if write is not None:
             return write(*args, **kwargs)
         a, k = _resolved(args), _resolved(kwargs)
-        if _has_active(a) or _has_active(k) or func in _AS_PLAIN:
+        if has_active(a) or has_active(k) or func in _AS_PLAIN:
             return func(*a, **k)
         return super().__array_function__(func, types, args, kwargs)
 
@@ -388,7 +379,7 @@ def _ufunc_at(ufunc, target, rest):
     is involved; else ``r`` becomes active and the write is recorded (``views.ufunc_at``)."""
     cell = target._cell
     if cell.active is None:
-        if not _has_active(rest) or target.dtype != _F64:
+        if not has_active(rest) or target.dtype != _F64:
             return getattr(ufunc, "at")(target.view(np.ndarray), *rest)
         cell.activate(next(v for v in rest if isinstance(v, Active))._t)
     act = resolve(target)  # the root's own active value, or a view's elements (a copy)

@@ -32,10 +32,13 @@ NOVALUE = np._NoValue
 
 
 def has_active(v):
+    """Whether ``v`` is active or holds an active value (lists, tuples, dicts at any depth)."""
     if isinstance(v, Active):
         return True
     if isinstance(v, (list, tuple)):
         return any(has_active(e) for e in v)
+    if isinstance(v, dict):
+        return any(has_active(e) for e in v.values())
     return False
 
 

@@ -68,12 +68,19 @@ def _third(run, c, bad):
         f"function's hvp/hessian instead, or difference the outer level.")
 
 
-def _enter(run, c, val, layout, xs, slots):
+def _enter(run, c, val, r, xs, slots):
     """Set the slots to their arguments and run the forward sweep over the region."""
-    r = layout[0]
     for x, s in zip(xs, slots):
         val[s] = val[x]
     return run.forward(val, r + 1, c)
+
+
+def _slot_tangents(buf, sources, slots):
+    """A scratch tangent buffer (zeros) with each slot set to ``buf`` at its source."""
+    sdot = np.zeros_like(buf)
+    for q, s in zip(sources, slots):
+        sdot[s] = buf[q]
+    return sdot
 
 
 def _second(run, c, val, r, sdot, seed, seed_dot, y):
@@ -92,8 +99,8 @@ def _second(run, c, val, r, sdot, seed, seed_dot, y):
 
 # --- nested_vjp: V = J(x)^T w ------------------------------------------------------------
 def vjp_forward(run, c, val):
-    layout = r, out, (w, xs, slots, y), _ = run.layout(c, _vjp_layout)
-    bad = _enter(run, c, val, layout, xs, slots)
+    r, out, (w, xs, slots, y), _ = run.layout(c, _vjp_layout)
+    bad = _enter(run, c, val, r, xs, slots)
     if bad >= 0:
         return bad
     adj = np.zeros_like(val)
@@ -105,9 +112,7 @@ def vjp_forward(run, c, val):
 
 def vjp_tangent(run, c, val, dot):
     r, out, (w, xs, slots, y), closures = run.layout(c, _vjp_layout)
-    sdot = np.zeros_like(val)
-    for x, s in zip(xs, slots):
-        sdot[s] = dot[x]
+    sdot = _slot_tangents(dot, xs, slots)
     for p in closures:
         sdot[p] = dot[p]
     _, adjdot = _second(run, c, val, r, sdot, val[w], dot[w], y)
@@ -133,23 +138,16 @@ def vjp_reverse(run, c, val, adj):
 
 # --- nested_jvp: T = J(x) v --------------------------------------------------------------
 def jvp_forward(run, c, val):
-    layout = r, out, (y, xs, vs, slots), _ = run.layout(c, _jvp_layout)
-    bad = _enter(run, c, val, layout, xs, slots)
+    r, out, (y, xs, vs, slots), _ = run.layout(c, _jvp_layout)
+    bad = _enter(run, c, val, r, xs, slots)
     if bad >= 0:
         return bad
-    sdot = np.zeros_like(val)
-    for v, s in zip(vs, slots):
-        sdot[s] = val[v]
+    sdot = _slot_tangents(val, vs, slots)
     run.tangent(val, sdot, r + 1, c)
     val[out] = sdot[y]
     return -1
 
 
-def _along_v(val, vs, slots):
-    sdot = np.zeros_like(val)
-    for v, s in zip(vs, slots):
-        sdot[s] = val[v]
-    return sdot
 
 
 def jvp_reverse(run, c, val, adj):
@@ -157,7 +155,7 @@ def jvp_reverse(run, c, val, adj):
     tbar = adj[out]
     if not tbar.any():
         return
-    sadj, adjdot = _second(run, c, val, r, _along_v(val, vs, slots), tbar, None, y)
+    sadj, adjdot = _second(run, c, val, r, _slot_tangents(val, vs, slots), tbar, None, y)
     for x, v, s in zip(xs, vs, slots):
         adj[x] += adjdot[s]
         adj[v] += sadj[s]
@@ -171,7 +169,8 @@ def jvp_tangent(run, c, val, dot):
     for i in range(tdot.size):  # one forward-over-reverse sweep per element of y
         seed = np.zeros(tdot.size)
         seed[i] = 1.0
-        sadj, adjdot = _second(run, c, val, r, _along_v(val, vs, slots), seed, None, y)
+        sadj, adjdot = _second(run, c, val, r, _slot_tangents(val, vs, slots), seed, None,
+                               y)
         tdot[i] = sum(adjdot[s] @ dot[x] + sadj[s] @ dot[v] for x, v, s in zip(xs, vs, slots))
         tdot[i] += sum(adjdot[p] @ dot[p] for p in closures)
     dot[out] = tdot
