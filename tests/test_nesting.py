@@ -147,3 +147,26 @@ def test_structured_arguments_nest():
     seen = []
     jittape.grad(lambda z: seen.append(jittape.grad(g)((z, z, 3))) or np.sum(z))(x)
     assert seen[0][2] is None and isinstance(seen[0], tuple)
+
+
+def test_nested_calls_refuse_what_they_cannot_differentiate():
+    """Each error of the nested path, raised from inside a recording."""
+    def inside(fn):
+        return jittape.grad(lambda x: fn(x) + np.sum(x))(X)
+    with pytest.raises(jittape.NonScalarOutputError, match="must return a scalar"):
+        inside(lambda x: np.sum(jittape.grad(lambda z: z * 2.0)(x)))
+    with pytest.raises(ValueError, match="cotangent of shape"):
+        inside(lambda x: np.sum(jittape.vjp(lambda z: z * 2.0, x)[1](np.ones(2))[0]))
+    with pytest.raises(ValueError, match="tangent of shape"):
+        inside(lambda x: np.sum(jittape.jvp(lambda z: z * 2.0, (x,), (np.ones(2),))[1]))
+    with pytest.raises(ValueError, match="tangents' structure"):
+        inside(lambda x: np.sum(jittape.jvp(lambda z, w: z * w[0] * w[1], (x, (x, x)),
+                                            (np.ones(3), np.ones(3)))[1]))
+    with pytest.raises(TypeError, match="nothing to differentiate"):
+        inside(lambda x: jittape.grad(lambda p: p[0] * np.sum(x))((1, 2))[0] or 0.0)
+    with pytest.raises(TypeError, match="real floats or arrays"):
+        inside(lambda x: np.sum(jittape.grad(lambda a, b: np.sum(a * x), (0, 1))(x, True)[0]))
+    with pytest.raises(TypeError, match="returned str"):
+        inside(lambda x: np.sum(jittape.vjp(lambda z: "no", x)[1](1.0)[0]))
+    with pytest.raises(TypeError, match="float or an array argument"):
+        inside(lambda x: np.sum(jittape.jacobian(lambda p: p[0] * x)((x,))))

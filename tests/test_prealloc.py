@@ -242,3 +242,30 @@ def test_add_at_sums_in_numpys_order():
     outside = np.zeros(2)
     with pytest.raises(jittape.NotDifferentiableError, match="add.at writes active values"):
         jittape.grad(lambda z: np.add.at(outside, [0, 1], z[:2]) or np.sum(z))(x)
+
+
+def test_what_active_preallocations_refuse():
+    """ufunc.at beyond add and subtract, and pickling an array holding active values."""
+    import pickle
+
+    def multiply_at(z):
+        r = np.ones(3)
+        np.multiply.at(r, [0, 1], z[:2])
+        return np.sum(r)
+
+    def pickled(z):
+        r = np.zeros(3)
+        r[0] = z[0]
+        pickle.dumps(r)
+        return np.sum(r)
+
+    def plain(z):
+        r = np.zeros(3)
+        r[0] = 2.0
+        assert pickle.loads(pickle.dumps(r)).tolist() == [2.0, 0.0, 0.0]  # NumPy's array
+        return np.sum(z)
+    with pytest.raises(jittape.NotDifferentiableError, match="only np.add.at"):
+        jittape.grad(multiply_at)(X)
+    with pytest.raises(jittape.NotDifferentiableError, match="pickling"):
+        jittape.grad(pickled)(X)
+    jittape.grad(plain)(X)
