@@ -471,13 +471,28 @@ def test_setitem_into_a_comparison_result_is_refused():
         jittape.grad(f)(np.ones(3))
 
 
-def test_setitem_into_active_scalar():
+def test_setitem_into_active_scalar_writes_as_into_a_0d_array():
+    # jittape cannot tell a 0-d array from a NumPy scalar, so a 0-d active value takes
+    # x[()] = v and x[mask] = v as np.asarray(3.0) does (SciPy's array-API code writes so)
     def f(x):
         s = x[0] * 1.0
-        s[()] = 2.0
+        s[()] = x[1] ** 2
+        t = x[2] * 1.0
+        t[np.False_] = 5.0
+        u = x[2] * 1.0
+        u[x[2] > 0] = 7.0
+        return s + 3.0 * t + u
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(jittape.grad(f)(x), [0.0, 4.0, 3.0])
+    assert jittape.value_and_grad(f)(x)[0] == 4.0 + 9.0 + 7.0
+    np.testing.assert_allclose(jittape.grad(f)(-x), [0.0, -4.0, 4.0])
+
+    def wrong(x):
+        s = x[0] * 1.0
+        s[()] = x[:2]
         return s
-    with pytest.raises(TypeError, match="scalar"):
-        jittape.grad(f)(np.ones(3))
+    with pytest.raises(ValueError, match="broadcast"):
+        jittape.grad(wrong)(x)
 
 
 # --- special values, documented behaviour ----------------------------------------------------

@@ -91,6 +91,12 @@ def clearer(e):
             f"jittape.custom_vjp (the implicit function theorem), or pass "
             f"jittape.primal(...) values to it.")
     msg = str(e) if isinstance(e, TypeError) else ""
+    if msg.startswith("An argument has dtype `dtype('O')`"):  # SciPy's array-API check
+        return NotDifferentiableError(
+            f"{_scipy_function(e)} (SciPy) was given an object array ({msg}): inside a "
+            f"recording, an array built from active values with np.array([...]). Build it "
+            f"with np.stack / np.concatenate of the actives (or np.zeros(n) filled by item "
+            f"assignment), which gives an active array.")
     m = _NO_LOOP.match(msg) or _NO_METHOD.match(msg)
     if m is None:
         return None
@@ -101,6 +107,19 @@ def clearer(e):
         f"ask the elements, so jittape never sees the call. Build the array with np.stack "
         f"/ np.concatenate of the actives (or np.zeros_like(x) filled by item assignment), "
         f"which gives an active array that every ufunc takes.")
+
+
+def _scipy_function(e):
+    """The outermost public SciPy function in ``e``'s traceback, as ``module.qualname``."""
+    tb = e.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith("scipy.") and not module.startswith("scipy._lib"):
+            code = frame.f_code
+            return f"{module}.{getattr(code, 'co_qualname', code.co_name)}"
+        tb = tb.tb_next
+    return "a SciPy function"
 
 
 _NO_LOOP = re.compile(r"ufunc '(\w+)' not supported for the input types")

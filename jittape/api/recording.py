@@ -24,6 +24,7 @@ from ..scipy import stats as _scipy_stats
 from ..scipy import composed as _scipy_composed
 from ..scipy import linalg as _scipy_linalg
 from ..scipy import hooks as _scipy_hooks
+from ..scipy import array_api as _scipy_array_api  # noqa: F401  (SciPy's xp route, while recording)
 from ..tape.arrays import Recorder
 
 _scipy_hooks.install()  # SciPy modules imported later are wrapped as they load

@@ -15,6 +15,7 @@ and ``__array_function__`` (NEP 18); their handlers are looked up in :mod:`jitta
 """
 
 import math
+import sys
 
 import numpy as np
 
@@ -81,6 +82,7 @@ class Active(NdarrayMethods):
 
     # --- conversions that would lose the derivative ---
     def _lost(self, what):
+        dispatch.OPERATORS["refuse_in_scipy"](sys._getframe(2), True)  # a SciPy name
         raise ActiveConversionError(
             f"{what} of an active value would drop its derivative. Keep computing with the "
             f"active value, or use jittape.primal(x) to take its current value as an explicit "

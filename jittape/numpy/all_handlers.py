@@ -10,7 +10,9 @@ filling :mod:`jittape.numpy.dispatch` when imported: :mod:`jittape.numpy.ufuncs`
 :mod:`jittape.numpy.linalg` and :mod:`jittape.numpy.decompositions` (``numpy.linalg``),
 :mod:`jittape.numpy.statistics` (``median``, ``quantile``, ``percentile``, ``partition``),
 :mod:`jittape.numpy.numerics` (``interp``, ``convolve``, ``gradient``, ``polyval``, ``select``,
-...) and :mod:`jittape.numpy.sequences` (``linspace``, ``logspace``, ``geomspace``).
+...), :mod:`jittape.numpy.sequences` (``linspace``, ``logspace``, ``geomspace``) and
+:mod:`jittape.numpy.standard` (the array API standard's spellings: ``astype``, ``any``,
+``unstack``, ...). :mod:`jittape.numpy.array_api` is the namespace of active values.
 :data:`FUNCTIONS` and :data:`UFUNC_HANDLERS` are the resulting tables.
 """
 
@@ -18,8 +20,8 @@ import numpy as np
 
 from . import (builders, decompositions, dispatch, linalg, numerics,  # noqa: F401
                object_arrays, prealloc, products, reductions, sequences, shape_functions,
-               statistics,
-               ufuncs, views)
+               standard, statistics, ufuncs, views)
+from . import array_api  # noqa: F401  (the namespace x.__array_namespace__() gives)
 from . import operators  # noqa: F401  (Python's operators and x[i] on active values)
 from .active import Active
 from .reductions import logsumexp  # noqa: F401  (jittape.logsumexp)

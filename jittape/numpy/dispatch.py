@@ -20,6 +20,9 @@ OPERATORS = {}
 #: Array types that stand for an active value (``type -> resolve(a)``, the active value or a
 #: plain array): :class:`jittape.numpy.prealloc.Prealloc`.
 PROXIES = {}
+#: SciPy functions jittape wraps in their public module: ``"<module>.<qualname>"`` of SciPy's
+#: function -> the public name whose wrapper differentiates it (``"scipy.linalg.expm"``).
+SCIPY_WRAPPED = {}
 #: Callables ``ufunc -> handler or None`` asked about a ufunc missing from :data:`UFUNCS`
 #: (SciPy's ufuncs, resolved by name on first use; ops registered after import).
 RESOLVERS = []

@@ -54,6 +54,30 @@ class NdarrayMethods:
     def transpose(self, *axes):
         return np.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
 
+    # --- the array API standard's attributes (https://data-apis.org/array-api/) ---
+    def __array_namespace__(self, *, api_version=None):
+        """jittape's namespace (:mod:`jittape.numpy.array_api`: NumPy's functions, which
+        dispatch active values to jittape). Any ``api_version`` NumPy supports is accepted;
+        another raises ValueError."""
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"jittape's array API namespace: unknown api_version "
+                             f"{api_version!r}")
+        return dispatch.OPERATORS["namespace"]
+
+    @property
+    def device(self):
+        return "cpu"
+
+    def to_device(self, device, /, *, stream=None):
+        if device != "cpu":
+            raise ValueError(f"to_device({device!r}): jittape's arrays live on 'cpu'")
+        return self
+
+    @property
+    def mT(self):
+        """The transpose of the last two axes (``np.matrix_transpose``)."""
+        return np.matrix_transpose(self)
+
     @property
     def T(self):
         return np.transpose(self)

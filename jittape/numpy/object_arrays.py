@@ -86,11 +86,13 @@ def to_array(x, dtype=None):
         f"argument converts it too: write np.dot(a, x) or a @ x rather than a.dot(x).")
 
 
-def _refuse_in_scipy(frame):
+def _refuse_in_scipy(frame, wrapped_only=False):
     """Raise if SciPy's Python code converts an active: an object array would fail there
     with an error naming some internal step, or be written into a float array. The error
     names the outermost SciPy function of the calls (NumPy's helpers and SciPy's private
-    ``scipy._lib`` decorators in between are looked through)."""
+    ``scipy._lib`` decorators in between are looked through). With ``wrapped_only``, only
+    for a function jittape wraps under its public name (``int()`` of an active in SciPy's
+    code: a compiled routine's ``float()`` of a callback's result has SciPy's frame too)."""
     where = None
     while frame is not None:
         module, code = frame.f_globals.get("__name__", ""), frame.f_code
@@ -105,12 +107,23 @@ def _refuse_in_scipy(frame):
         elif not module.startswith(("scipy.", "numpy.")):
             break
         frame = frame.f_back
-    if where is not None:
+    public = dispatch.SCIPY_WRAPPED.get(where)
+    if public is not None:
+        name = public.rsplit(".", 1)
+        raise NotDifferentiableError(
+            f"{where} (SciPy) was called directly, not as {public} (which jittape wraps): "
+            f"a name bound before jittape was imported (`from {name[0]} import {name[1]}` "
+            f"before `import jittape`) is SciPy's own function, which converts active "
+            f"arguments with NumPy. Call it as {public}, or import jittape first.")
+    if where is not None and not wrapped_only:
         raise NotDifferentiableError(
             f"{where} (SciPy) converts an active argument with np.asarray, which would drop "
             f"its derivative: jittape has no rule for this function. `python -m jittape ops` "
             f"lists what jittape differentiates; compose the function from those, or pass "
             f"jittape.primal(x) if you want no derivative through it.")
+
+
+dispatch.OPERATORS["refuse_in_scipy"] = _refuse_in_scipy
 
 
 def from_objects(a):

@@ -51,6 +51,10 @@ class _Thread(threading.local):
 _THREAD = _Thread()
 _LOCK = threading.Lock()
 _USERS = [0]  # recordings running on any thread
+#: Callables ``switch(on)`` called when the first recording starts (True) and when the last
+#: one ends (False), under the lock: settings that hold while any recording runs
+#: (:mod:`jittape.scipy.array_api`).
+SWITCHES = []
 
 
 class _Creation:
@@ -106,6 +110,8 @@ class recording:
         with _LOCK:
             if not _USERS[0]:
                 vars(np).update(_WRAPPERS)  # one dict update: this is on every recording
+                for switch in SWITCHES:
+                    switch(True)
             _USERS[0] += 1
         _THREAD.depth += 1
         _THREAD.stack.append(self.rec)
@@ -115,8 +121,11 @@ class recording:
         _THREAD.depth -= 1
         with _LOCK:
             _USERS[0] -= 1
-            if not _USERS[0] and np.zeros is _WRAPPERS["zeros"]:
-                vars(np).update(_ORIGINALS)
+            if not _USERS[0]:
+                if np.zeros is _WRAPPERS["zeros"]:
+                    vars(np).update(_ORIGINALS)
+                for switch in SWITCHES:
+                    switch(False)
 
 
 def current():

@@ -152,13 +152,21 @@ def sort(x, axis=-1, kind=None, order=None, stable=None):
     """
     if order is not None:
         raise NotDifferentiableError("np.sort(order=...) (structured arrays) on active values")
+    return sort_record(x, axis)[0]
+
+
+def sort_record(x, axis):
+    """One SORT record of ``x`` along ``axis`` (None: flattened): ``(sorted values, stable
+    permutation)``, two actives sliced from it (the permutation as float64)."""
     x, layout, v, ax = _along_axis(x, axis)
     t = x._t
     perm = np.argsort(v, axis=ax, kind="stable")
     z = np.take_along_axis(v, perm, axis=ax)
     both = np.concatenate([z.ravel(), perm.ravel().astype(np.float64)])
     rec = new_active(Active, t, K.SORT, x._i, -1, t.push_pool(layout), 0.0, both)
-    return reshape(new_active(Active, t, K.SLICE, rec._i, -1, 0, 0.0, z.ravel()), z.shape)
+    values = new_active(Active, t, K.SLICE, rec._i, -1, 0, 0.0, z.ravel())
+    p = new_active(Active, t, K.SLICE, rec._i, -1, z.size, 0.0, both[z.size:])
+    return reshape(values, z.shape), p
 
 
 def clip(x, a_min=None, a_max=None, out=None, **kw):
@@ -199,16 +207,10 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 
     ``m`` is the maximum along ``axis`` (0 where it is not finite), recorded as a
     stop-gradient value: it cancels in the derivative, and a replay recomputes it, so the
-    shift keeps ``exp`` in range at every point. Arguments and result as SciPy's.
-
-    Raises
-    ------
-    NotDifferentiableError
-        ``return_sign=True`` (the sign has no derivative).
+    shift keeps ``exp`` in range at every point. Arguments and result as SciPy's; with
+    ``return_sign`` the pair ``(log |sum|, sign of sum)``, the sign an active value with
+    zero derivative (``np.sign``).
     """
-    if return_sign:
-        raise NotDifferentiableError("scipy.special.logsumexp(return_sign=True) on active "
-                                     "values")
     from .active import unary
     m = np.max(a, axis=axis, keepdims=True)
     if isinstance(m, Active):
@@ -217,10 +219,12 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     e = np.exp(a - m)
     if b is not None:
         e = e * b
-    out = np.log(np.sum(e, axis=axis, keepdims=keepdims))
+    total = np.sum(e, axis=axis, keepdims=keepdims)
+    sign = np.sign(total) if return_sign else None
+    out = np.log(np.abs(total) if return_sign else total)
     if not keepdims:
         m = np.reshape(m, np.shape(out))
-    return out + m
+    return (out + m, sign) if return_sign else out + m
 
 
 _mean, _where = mean, where  # var's and std's parameters shadow them

@@ -23,8 +23,8 @@ import weakref
 import numpy as np
 
 from . import dispatch
-from .active import (Active, Predicate, new_active, tape_of, broadcast_to, flat_index, gather,
-                     reshape)
+from .active import (Active, Predicate, new_active, const, tape_of, broadcast_to, flat_index,
+                     gather, reshape)
 from .._base.errors import NotDifferentiableError
 from ..optable.table import codes as K
 from .shaping import (concrete_key, const_array, rearrange, take_flat, with_extra, probe, strided,
@@ -222,11 +222,11 @@ def setitem(x, key, value):
     """
     if not isinstance(x, Active):
         raise TypeError("setitem: x must be an active value")
-    xv = x._v
-    if type(xv) in (float, bool) or np.ndim(xv) == 0:
-        raise TypeError("an active scalar cannot be indexed")
     if type(value) in dispatch.PROXIES:  # x[k] = r, r a preallocated array
         value = dispatch.PROXIES[type(value)](value)
+    xv = x._v
+    if type(xv) in (float, bool) or np.ndim(xv) == 0:
+        return _set_0d(x, key, value)
     tape_of(x, value)
     writable(x)
     key = concrete_key(key)
@@ -270,6 +270,25 @@ def _inplace(x, y, op):
     return x
 
 
+def _set_0d(x, key, value):
+    """``x[()] = v`` and ``x[mask] = v`` (a 0-d mask) of a 0-d active value, as NumPy writes
+    a 0-d array: ``v`` must have one element; a False mask changes nothing."""
+    if isinstance(x, Predicate):
+        raise NotDifferentiableError("item assignment into an active comparison result")
+    if isinstance(key, Active):
+        key = np.asarray(key)  # an active mask: guarded
+    if not np.ones((), dtype=bool)[key].any():  # NumPy's checks of the key; a False mask
+        return
+    tape_of(x, value)
+    if np.size(value) != 1:
+        raise ValueError(f"could not broadcast input array from shape {np.shape(value)} "
+                         f"into shape ()")
+    new = np.reshape(value, ()) if isinstance(value, Active) else \
+        const(x._t, float(np.reshape(value, ())))
+    writable(x)
+    assign(x, new)
+
+
 def getitem(x, key):
     """``x[key]`` for basic slices, integers, integer arrays, boolean masks, None, Ellipsis.
 
@@ -279,6 +298,10 @@ def getitem(x, key):
     """
     v = x._v
     if type(v) is float:  # a 0-d value: x[()], x[None], x[..., None] as NumPy's
+        if isinstance(key, Active) or np.ndim(key) == 0 and np.asarray(key).dtype == bool:
+            key = np.asarray(key)  # a 0-d mask (NumPy: shape (1,) or (0,)); guarded
+            if key.dtype == bool and key.ndim == 0:
+                return gather(x, flat_index(x)[key], np.asarray(v)[key])
         if not _basic(key) or np.asarray(v)[key].ndim == 0 and key != ():
             raise IndexError("an active scalar (0-d) can be indexed by (), None and ... only")
         v = np.asarray(v)

@@ -11,9 +11,11 @@ otherwise. They are
 * ``logsumexp``, composed by :func:`jittape.numpy.all_handlers.logsumexp`.
 
 They are installed when jittape is imported after SciPy or when a recording starts, without
-importing SciPy itself (that would cost about 0.15 s per import). A reference taken with
-``from scipy.special import logsumexp`` before either moment still points to SciPy's
-function: call ``scipy.special.logsumexp`` or ``jittape.logsumexp``.
+importing SciPy itself (that would cost about 0.15 s per import). A wrapper pickles as a
+reference to ``scipy.special.<name>``. A reference taken with ``from scipy.special import
+logsumexp`` before either moment still points to SciPy's function, which differentiates
+through SciPy's array-API route (:mod:`jittape.scipy.array_api`); ``polygamma`` and
+``multigammaln`` have none: call them as ``scipy.special.polygamma``.
 """
 
 import functools
@@ -28,7 +30,7 @@ def wrap(special, name, active_version):
     """Replace ``special.<name>`` by a wrapper calling ``active_version`` (same arguments)
     when an argument is active."""
     from ..numpy.active import Active
-    from ..numpy.dispatch import resolved
+    from ..numpy.dispatch import SCIPY_WRAPPED, resolved
 
     original = getattr(special, name)
     signature = inspect.signature(original)
@@ -42,6 +44,10 @@ def wrap(special, name, active_version):
         return original(*args, **kwargs)
 
     wrapper.__wrapped_by_jittape__ = original
+    # pickled by reference as ``<module>.<name>``, which unpickles as SciPy's own function
+    # where jittape is not imported (functools.wraps named SciPy's private module)
+    wrapper.__module__, wrapper.__qualname__ = special.__name__, name
+    SCIPY_WRAPPED[f"{original.__module__}.{original.__qualname__}"] = f"{special.__name__}.{name}"
     setattr(special, name, wrapper)
 
 

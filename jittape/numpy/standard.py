@@ -1,0 +1,156 @@
+"""NumPy functions of the array API standard not covered elsewhere, on active values.
+
+NumPy 2 added the standard's spellings (``astype``, ``matrix_transpose``, ``unstack``,
+``cumulative_sum``, ``unique_values``, ...) beside its own; SciPy's array-API code calls
+them (:mod:`jittape.numpy.array_api`). Each is built from jittape's existing records, so it
+needs no rule of its own. The functions that answer with integers or booleans (``any``,
+``all``, ``argsort``, ``nonzero``, ``count_nonzero``, ``searchsorted``) give NumPy's result
+and record a GUARD on what it depends on: a replay where it would differ records again.
+"""
+
+import numpy as np
+
+from . import dispatch
+from .active import Active, Predicate, compare, guard
+from .._base.errors import NotDifferentiableError
+from ..optable.table import codes as K
+
+
+def _truth(x):
+    """``x != 0`` as a guarded comparison: its value is what control flow used."""
+    p = x if isinstance(x, Predicate) else compare(K.NE, x, 0.0)
+    guard(p)
+    return np.asarray(p._v, dtype=bool)
+
+
+def _guarded(x):
+    """The primal of active ``x``, guarded (a replay where it differs records again)."""
+    guard(x)
+    return np.asarray(x._v)
+
+
+def any_(x, axis=None, out=None, keepdims=False, *, where=True):
+    """``np.any`` of an active value: NumPy's bool, guarded."""
+    return np.any(_truth(x), axis=axis, out=out, keepdims=keepdims, where=where)
+
+
+def all_(x, axis=None, out=None, keepdims=False, *, where=True):
+    """``np.all`` of an active value: NumPy's bool, guarded."""
+    return np.all(_truth(x), axis=axis, out=out, keepdims=keepdims, where=where)
+
+
+def count_nonzero(x, axis=None, *, keepdims=False):
+    """``np.count_nonzero``: NumPy's integers, guarded."""
+    return np.count_nonzero(_truth(x), axis=axis, keepdims=keepdims)
+
+
+def nonzero(x):
+    """``np.nonzero``: NumPy's index arrays, guarded."""
+    return np.nonzero(_truth(x))
+
+
+def argsort(x, axis=-1, kind=None, order=None, *, stable=None):
+    """``np.argsort``: NumPy's permutation (its own tie order for ``kind``). The guard is on
+    the stable permutation of ``np.sort``'s record, so a replay whose order differs records
+    again."""
+    if order is not None:
+        raise NotDifferentiableError("np.argsort(order=...) (structured arrays) on active "
+                                     "values")
+    from .reductions import sort_record
+    guard(sort_record(x, axis)[1])
+    return np.argsort(np.asarray(x._v), axis=axis, kind=kind, stable=stable)
+
+
+def searchsorted(a, v, side="left", sorter=None):
+    """``np.searchsorted``: NumPy's indices, guarded on the comparisons that decide them
+    (every element of ``v`` against every element of ``a``)."""
+    av = a._v if isinstance(a, Active) else a
+    vv = v._v if isinstance(v, Active) else v
+    if isinstance(a, Active) or isinstance(v, Active):
+        cmp = K.LE if side == "left" else K.LT
+        a1 = np.ravel(a if sorter is None else np.take(a, sorter))
+        guard(compare(cmp, np.expand_dims(np.ravel(a1), 0), np.expand_dims(np.ravel(v), 1)))
+    return np.searchsorted(np.asarray(av), vv, side=side, sorter=sorter)
+
+
+def astype(x, dtype, /, *, copy=True, device=None):
+    """``np.astype`` (the standard's spelling of ``x.astype``)."""
+    if device not in (None, "cpu"):
+        raise ValueError(f"astype: device {device!r}: jittape's arrays live on 'cpu'")
+    return x.astype(dtype, copy=copy)
+
+
+def matrix_transpose(x, /):
+    """``np.matrix_transpose``: the last two axes swapped (a view)."""
+    if np.ndim(x) < 2:
+        raise ValueError(f"matrix_transpose needs at least 2 dimensions, got {np.ndim(x)}")
+    return np.swapaxes(x, -1, -2)
+
+
+def unstack(x, /, *, axis=0):
+    """``np.unstack``: the views ``x[..., i, ...]`` along ``axis``, as a tuple."""
+    moved = np.moveaxis(x, axis, 0)
+    return tuple(moved[i] for i in range(np.shape(moved)[0]))
+
+
+def broadcast_arrays(*args, subok=False):
+    """``np.broadcast_arrays``: every argument broadcast to the common shape (views)."""
+    shape = np.broadcast_shapes(*(np.shape(a) for a in args))
+    return tuple(np.broadcast_to(a, shape) for a in args)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """``np.meshgrid``: NumPy's shapes, built by reshaping and broadcasting."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    nd = len(xi)
+    out = [np.reshape(x, (1,) * i + (-1,) + (1,) * (nd - i - 1)) for i, x in enumerate(xi)]
+    if indexing == "xy" and nd > 1:
+        out[0] = np.reshape(out[0], (1, -1) + (1,) * (nd - 2))
+        out[1] = np.reshape(out[1], (-1, 1) + (1,) * (nd - 2))
+    if not sparse:
+        out = list(broadcast_arrays(*out))
+        out = [+o if copy else o for o in out]
+    return tuple(out)
+
+
+def _cumulative(scan, name):
+    def cumulative(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+        if axis is None:
+            if np.ndim(x) > 1:
+                raise ValueError(f"{name}: axis must be given for arrays of more than "
+                                 f"one dimension")
+            axis = 0
+        z = scan(x, axis=axis, dtype=dtype, out=out)
+        if not include_initial:
+            return z
+        shape = list(np.shape(z))
+        shape[axis] = 1
+        first = np.zeros(shape) if scan is np.cumsum else np.ones(shape)
+        return np.concatenate([first, z], axis=axis)
+    cumulative.__name__ = name
+    cumulative.__doc__ = f"``np.{name}``: ``np.{scan.__name__}``, with NumPy's " \
+                         f"``include_initial``."
+    return cumulative
+
+
+def unique_values(x, /):
+    """``np.unique_values``: the distinct values, sorted; the pattern of equal elements is
+    guarded, each value's adjoint goes to its first occurrence."""
+    v = np.ravel(np.asarray(x._v))
+    _, first = np.unique(v, return_index=True)
+    flat = np.ravel(x)
+    guard(compare(K.EQ, np.expand_dims(flat, 0), np.expand_dims(flat, 1)))
+    sorted_first = first[np.argsort(v[first], kind="stable")]
+    return flat[sorted_first]
+
+
+dispatch.FUNCTIONS.update({
+    np.any: any_, np.all: all_, np.count_nonzero: count_nonzero, np.nonzero: nonzero,
+    np.argsort: argsort, np.searchsorted: searchsorted, np.astype: astype,
+    np.matrix_transpose: matrix_transpose, np.unstack: unstack,
+    np.broadcast_arrays: broadcast_arrays, np.meshgrid: meshgrid,
+    np.cumulative_sum: _cumulative(np.cumsum, "cumulative_sum"),
+    np.cumulative_prod: _cumulative(np.cumprod, "cumulative_prod"),
+    np.unique_values: unique_values,
+})
