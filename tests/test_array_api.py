@@ -44,6 +44,8 @@ CASES = {
                                          np.broadcast_arrays(x[:3, None], x[3:])[1]),
     "meshgrid": lambda x: np.sum(np.meshgrid(x[:2], x[2:5])[0] * np.meshgrid(x[:2], x[2:5])[1]
                                  ** 2) + np.sum(np.meshgrid(x[:2], x[2:], indexing="ij")[1]),
+    "fftshift": lambda x: np.sum(np.fft.fftshift(np.reshape(x, (2, 3))) * np.arange(6.0)
+                                 .reshape(2, 3)) + np.sum(np.fft.ifftshift(x, axes=0) * X),
     "unique_values": lambda x: np.sum(np.unique_values(np.round(x * 0.0) + x) ** 2),
     "guarded": lambda x: (np.sum(x[np.argsort(x)] * np.arange(6.0))
                           + np.count_nonzero(x > 0) * x[0] + np.any(x > 1.5) * x[1]

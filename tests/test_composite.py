@@ -481,11 +481,14 @@ def test_setitem_into_active_scalar_writes_as_into_a_0d_array():
         t[np.False_] = 5.0
         u = x[2] * 1.0
         u[x[2] > 0] = 7.0
-        return s + 3.0 * t + u
+        w = x[0] * 1.0
+        view = w[...]  # NumPy: a view of all of the 0-d array, so the write shows in w
+        view[()] = x[0] * 5.0
+        return s + 3.0 * t + u + w
     x = np.array([1.0, 2.0, 3.0])
-    np.testing.assert_allclose(jittape.grad(f)(x), [0.0, 4.0, 3.0])
-    assert jittape.value_and_grad(f)(x)[0] == 4.0 + 9.0 + 7.0
-    np.testing.assert_allclose(jittape.grad(f)(-x), [0.0, -4.0, 4.0])
+    np.testing.assert_allclose(jittape.grad(f)(x), [5.0, 4.0, 3.0])
+    assert jittape.value_and_grad(f)(x)[0] == 4.0 + 9.0 + 7.0 + 5.0
+    np.testing.assert_allclose(jittape.grad(f)(-x), [5.0, -4.0, 4.0])
 
     def wrong(x):
         s = x[0] * 1.0

@@ -145,7 +145,20 @@ def unique_values(x, /):
     return flat[sorted_first]
 
 
+def _fftshift(sign, name):
+    def shift(x, axes=None):
+        nd = np.ndim(x)
+        axes = tuple(range(nd)) if axes is None else (axes,) if np.ndim(axes) == 0 else \
+            tuple(axes)
+        shape = np.shape(x)
+        return np.roll(x, [sign * (shape[a] // 2) for a in axes], axis=axes)
+    shift.__name__ = name
+    shift.__doc__ = f"``np.fft.{name}``: ``np.roll`` by half of each axis (NumPy's shifts)."
+    return shift
+
+
 dispatch.FUNCTIONS.update({
+    np.fft.fftshift: _fftshift(1, "fftshift"), np.fft.ifftshift: _fftshift(-1, "ifftshift"),
     np.any: any_, np.all: all_, np.count_nonzero: count_nonzero, np.nonzero: nonzero,
     np.argsort: argsort, np.searchsorted: searchsorted, np.astype: astype,
     np.matrix_transpose: matrix_transpose, np.unstack: unstack,

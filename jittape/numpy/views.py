@@ -302,6 +302,8 @@ def getitem(x, key):
             key = np.asarray(key)  # a 0-d mask (NumPy: shape (1,) or (0,)); guarded
             if key.dtype == bool and key.ndim == 0:
                 return gather(x, flat_index(x)[key], np.asarray(v)[key])
+        if key is Ellipsis or type(key) is tuple and key and all(k is Ellipsis for k in key):
+            return x  # NumPy's x[...] of a 0-d array is a view of all of it: x itself
         if not _basic(key) or np.asarray(v)[key].ndim == 0 and key != ():
             raise IndexError("an active scalar (0-d) can be indexed by (), None and ... only")
         v = np.asarray(v)
