@@ -26,12 +26,15 @@ legacy ``scipy.stats`` distributions, ``scipy.linalg``) are reached through the 
 of :mod:`jittape.scipy.special`, :mod:`.stats`, :mod:`.composed` and :mod:`.linalg`.
 """
 
+import sys
+
 from .._base.imports import loaded
 from ..numpy import prealloc
 from ..numpy.active import Active
 from ..numpy.array_api import __name__ as _NAMESPACE
 
 _SAVED = []  # (module, attribute, SciPy's value) while switched on
+_FOUND = {}  # SciPy's two modules with jittape's array_namespace, once both are loaded
 
 
 def _namespace_for(original, namespace):
@@ -44,23 +47,33 @@ def _namespace_for(original, namespace):
     return array_namespace
 
 
+def _find():
+    override = loaded("scipy._lib._array_api_override")
+    compat = loaded("scipy._lib.array_api_compat")
+    if override is not None and compat is not None:
+        _FOUND.update(override=override, compat=compat, array_namespace=_namespace_for(
+            compat.array_namespace, sys.modules[_NAMESPACE]))
+
+
 def switch(on):
     """Set (``on`` true) or restore SciPy's two settings; nothing if SciPy's array-API
-    layer is not loaded."""
+    layer is not loaded. This runs when every eager recording starts and ends."""
     if not on:
         while _SAVED:
             module, name, value = _SAVED.pop()
             setattr(module, name, value)
         return
-    override = loaded("scipy._lib._array_api_override")
-    compat = loaded("scipy._lib.array_api_compat")
-    if override is None or compat is None or _SAVED:
-        return
-    import sys
+    if not _FOUND:
+        if "scipy._lib.array_api_compat" not in sys.modules:  # SciPy not loaded: no cost
+            return
+        _find()
+        if not _FOUND or _SAVED:
+            return
+    override, compat = _FOUND["override"], _FOUND["compat"]
     _SAVED.append((override, "SCIPY_ARRAY_API", override.SCIPY_ARRAY_API))
     _SAVED.append((compat, "array_namespace", compat.array_namespace))
     override.SCIPY_ARRAY_API = True
-    compat.array_namespace = _namespace_for(compat.array_namespace, sys.modules[_NAMESPACE])
+    compat.array_namespace = _FOUND["array_namespace"]
 
 
 prealloc.SWITCHES.append(switch)
