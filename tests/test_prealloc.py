@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape.testing import check_grads
+from modes import check_every_mode
 
 X = np.array([0.5, -1.2, 2.0, 0.8])
 V = np.array([0.3, -0.7, 0.5, 0.2])
@@ -116,23 +116,7 @@ CASES = {
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_preallocated_arrays_in_every_mode(name, tmp_path):
-    f, h = CASES[name], 1e-5
-    value, g = jittape.value_and_grad(f)(X)
-    assert value == pytest.approx(f(X), rel=1e-13)  # NumPy's value on plain arrays
-    check_grads(f, (X,))
-    tangent = jittape.jvp(f, (X,), (V,))[1]
-    assert tangent == pytest.approx((f(X + h * V) - f(X - h * V)) / (2 * h), rel=1e-6)
-    grad = jittape.grad(f)
-    np.testing.assert_allclose(jittape.hvp(f)(X, V), (grad(X + h * V) - grad(X - h * V)) /
-                               (2 * h), rtol=1e-5, atol=1e-6)
-    tape = jittape.record(f, X)
-    tape.save(tmp_path / "t.npz")
-    loaded = jittape.load(tmp_path / "t.npz")
-    x2 = X + 0.05
-    for t in (tape, loaded):
-        v2, g2 = t.value_and_gradient(x2)
-        assert v2 == pytest.approx(f(x2), rel=1e-13)
-        np.testing.assert_allclose(g2, grad(x2), rtol=1e-13)
+    check_every_mode(CASES[name], X, V, X + 0.05, tmp_path)
 
 
 def test_residual_sparsity_pattern_and_jacobian():
