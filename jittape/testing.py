@@ -21,6 +21,14 @@ def _directional_fd(f, args, nums, dirs, h):
     return (shifted(1.0) - shifted(-1.0)) / (2.0 * h)
 
 
+def _direction(rng, x):
+    """A random direction shaped like ``x``: complex for a complex argument."""
+    d = rng.standard_normal(np.shape(x))
+    if np.iscomplexobj(x):
+        d = d + 1j * rng.standard_normal(np.shape(x))
+    return np.asarray(d)
+
+
 def check_gradient(f, gradient, args, argnums=0, n_directions=3, h=1e-6, rtol=1e-6,
                    atol=1e-8, seed=0):
     """Assert that ``gradient(*args)`` is the gradient of ``f`` at ``args``.
@@ -32,7 +40,8 @@ def check_gradient(f, gradient, args, argnums=0, n_directions=3, h=1e-6, rtol=1e
     gradient : callable
         Returns the gradient w.r.t. ``argnums`` (one array, or a tuple for a tuple argnums).
     args : tuple
-        The point (floats or float64 ndarrays).
+        The point (floats or float64 ndarrays; complex ones are checked along complex
+        directions, the gradient in JAX's convention ``df/dx - i df/dy``).
     argnums : int or tuple of int
         The positions in ``args`` that ``gradient`` differentiates.
     n_directions : int
@@ -59,10 +68,12 @@ def check_gradient(f, gradient, args, argnums=0, n_directions=3, h=1e-6, rtol=1e
     grads = (g,) if single else tuple(g)
     rng = np.random.default_rng(seed)
     for _ in range(n_directions):
-        dirs = [rng.standard_normal(np.shape(args[n])) for n in nums]
-        norm = np.sqrt(sum(np.sum(d ** 2) for d in dirs)) or 1.0
-        dirs = [d / norm if np.ndim(d) else float(d / norm) for d in dirs]
-        ad = sum(float(np.sum(np.asarray(gi) * d)) for gi, d in zip(grads, dirs))
+        dirs = [_direction(rng, args[n]) for n in nums]
+        norm = np.sqrt(sum(np.sum(np.abs(d) ** 2) for d in dirs)) or 1.0
+        dirs = [d / norm if np.ndim(d) else d.item() / norm for d in dirs]
+        # Re(g d): for a complex argument g = df/dx - i df/dy (JAX's convention), the
+        # directional derivative along d = dx + i dy is Re(g d) = df/dx dx + df/dy dy
+        ad = sum(float(np.sum(np.real(np.asarray(gi) * d))) for gi, d in zip(grads, dirs))
         terms = sum(float(np.sum(np.abs(np.asarray(gi) * d))) for gi, d in zip(grads, dirs))
         fd = _directional_fd(f, args, nums, dirs, h)
         scale = max(abs(ad), abs(fd), terms)

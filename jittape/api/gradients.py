@@ -9,15 +9,15 @@ import functools
 
 import numpy as np
 
-from . import nesting
-from .recording import like_input, pack_grads, record_call
+from . import complex_args, nesting
+from .recording import like_input, normalize_argnums, pack_grads, record_call
 from ..numpy import dispatch
 from ..numpy.active import Active, guard, unary
 from ..optable.table import codes as K
 from ..sweeps import regions
 
 
-def value_and_grad(f, argnums=0):
+def value_and_grad(f, argnums=0, holomorphic=False):
     """Return ``g(*args) -> (f(*args), gradient)`` by reverse-mode AD on a Wengert tape.
 
     Parameters
@@ -29,7 +29,13 @@ def value_and_grad(f, argnums=0):
         Each is a real float or array (integers are converted to float64), or a structure:
         a tuple, list or dict, nested, of such leaves. In a structure every float leaf
         (float, float ndarray) is differentiated, while integer, boolean and None leaves
-        (also integer/bool ndarrays) are constants that reach ``f`` unchanged.
+        (also integer/bool ndarrays) are constants that reach ``f`` unchanged. A complex
+        argument (complex number or complex128 array) is differentiated with JAX's
+        convention: the gradient is ``df/dx - i df/dy`` for ``z = x + iy``
+        (:mod:`jittape.api.complex_args`).
+    holomorphic : bool
+        ``f`` is holomorphic with complex arguments and a complex output: the result is
+        ``f'(z)`` (JAX's ``holomorphic=True``). Without it, a complex output raises.
 
     Returns
     -------
@@ -49,7 +55,8 @@ def value_and_grad(f, argnums=0):
     ActiveConversionError
         ``f`` called ``float()``/``int()`` on an active value.
     TypeError
-        A differentiated argument is not real, or a structure has a leaf of another type
+        A complex output without ``holomorphic=True`` (or ``holomorphic=True`` with a real
+        argument or output), or a structure has a leaf of another type
         (the message gives its path, e.g. ``params['w'][1]``), or a structure's leaves are
         all integers or booleans (nothing to differentiate; ``[1, 2]`` rather than
         ``[1.0, 2.0]`` is the usual cause).
@@ -62,9 +69,19 @@ def value_and_grad(f, argnums=0):
     """
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
+        if holomorphic or complex_args.any_complex(args):
+            return _complex(f, args, kwargs, argnums, holomorphic)
         return nesting.route(args, lambda: nesting.gradients(f, args, kwargs, argnums, True),
                              lambda: _value_and_grad(f, args, kwargs, argnums))
     return value_and_grad_f
+
+
+def _complex(f, args, kwargs, argnums, holomorphic):
+    """value_and_grad with complex arguments or output (:mod:`jittape.api.complex_args`)."""
+    single, nums = normalize_argnums(argnums, len(args))
+    return complex_args.value_and_grad(
+        lambda g, a, kw: value_and_grad(g, argnums)(*a, **kw), f, args, kwargs, single, nums,
+        holomorphic)
 
 
 def _value_and_grad(f, args, kwargs, argnums):
@@ -85,11 +102,13 @@ def _value_and_grad(f, args, kwargs, argnums):
     return value, pack_grads(treedefs, single, grads)
 
 
-def grad(f, argnums=0):
+def grad(f, argnums=0, holomorphic=False):
     """Return ``g(*args) -> gradient of f``; see :func:`value_and_grad` (same arguments)."""
 
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
+        if holomorphic or complex_args.any_complex(args):
+            return _complex(f, args, kwargs, argnums, holomorphic)[1]
         return nesting.route(args, lambda: nesting.gradients(f, args, kwargs, argnums, False)[1],
                              lambda: _value_and_grad(f, args, kwargs, argnums)[1])
     return grad_f

@@ -9,7 +9,7 @@ structure.
 
 import numpy as np
 
-from . import nesting
+from . import complex_args, nesting
 from .recording import like_input
 from ..numpy.object_arrays import to_active
 from .tape import record
@@ -35,7 +35,9 @@ def jvp(f, primals, tangents):
     (out, tangent_out)
         ``f(*primals)`` and ``J(primals) @ tangents`` (one tangent sweep), both of the
         output's shape; for a structured output, both in its structure (JAX's convention),
-        each leaf a float or a float64 array of its shape.
+        each leaf a float or a float64 array of its shape. Complex primals take complex
+        tangents, and a complex output has a complex tangent (the R-linear map on real and
+        imaginary parts, JAX's convention: :mod:`jittape.api.complex_args`).
 
     Raises
     ------
@@ -49,6 +51,8 @@ def jvp(f, primals, tangents):
                         "e.g. jvp(f, (x,), (v,))")
     if len(primals) != len(tangents):
         raise TypeError(f"jvp: {len(primals)} primal(s) but {len(tangents)} tangent(s)")
+    if complex_args.any_complex(primals) or complex_args.any_complex(tangents):
+        return complex_args.jvp(jvp, f, primals, tangents)
     return nesting.route((primals, tangents), lambda: (  # inside a recording: recorded there
         nesting.value(f, primals, {}),
         nesting.jvp_record(f, primals, {}, tuple(range(len(primals))), tangents)),
@@ -56,8 +60,11 @@ def jvp(f, primals, tangents):
 
 
 def _jvp(f, primals, tangents):
-    tape, leaves = _record_flat(f, primals)
+    g = complex_args.Realified(f, (), "pairs")  # a complex output: its real pair
+    tape, leaves = _record_flat(g, primals)
     out, tan = tape.jvp(*primals, tangents=tuple(tangents), _val=tape.arrays.val)
+    if g.complex_output:
+        return g.value, complex_args.complex_value(tan)
     if not leaves:
         return out, tan
     rebuild, shapes = leaves
@@ -80,7 +87,9 @@ def vjp(f, *primals):
     pullback : callable
         ``pullback(cotangent)`` with ``cotangent`` of the output's shape and structure
         returns the tuple ``cotangent^T J``, one gradient per primal in its shape and
-        floating dtype. Each call is one reverse sweep over the tape recorded here
+        floating dtype. With complex primals or output, JAX's convention: a complex
+        cotangent ``c`` of a holomorphic ``f`` gives ``c f'(z)``
+        (:mod:`jittape.api.complex_args`). Each call is one reverse sweep over the tape recorded here
         (Griewank & Walther, "Evaluating Derivatives", 2nd ed., sec. 3.2), so pulling back
         many cotangents costs one recording.
 
@@ -89,6 +98,8 @@ def vjp(f, *primals):
     ValueError
         From ``pullback``: a cotangent whose shape or structure differs from the output's.
     """
+    if complex_args.any_complex(primals):
+        return complex_args.vjp(vjp, f, primals)
     nums = tuple(range(len(primals)))
     return nesting.route(primals, lambda: (  # inside a recording: pulled back there
         nesting.value(f, primals, {}),
@@ -97,11 +108,16 @@ def vjp(f, *primals):
 
 
 def _vjp(f, primals):
-    tape, leaves = _record_flat(f, primals)
+    g = complex_args.Realified(f, (), "pairs")  # a complex output: its real pair
+    tape, leaves = _record_flat(g, primals)
     val = tape.arrays.val
-    out = tape._output(val)
+    out = g.value if g.complex_output else tape._output(val)
 
     def pullback(cotangent):
+        if g.complex_output:
+            cotangent = complex_args.complex_cotangent(cotangent)
+        elif complex_args.any_complex((cotangent,)):
+            raise TypeError("vjp: a complex cotangent for a real output")
         if nesting.outer_tape(cotangent) is not None:  # an active cotangent: recorded there
             return tuple(nesting.vjp_record(f, primals, {}, tuple(range(len(primals))),
                                             cotangent))

@@ -141,9 +141,13 @@ class Active(NdarrayMethods):
         return binary(K.FLOORDIV, y, self), binary(K.REMAINDER, y, self)
 
     def __matmul__(self, y):
+        if dispatch.has_complex((y,)):  # x @ complex constant
+            return dispatch.OPERATORS["complex_call"](np.matmul, (self, y), {})
         return dispatch.OPERATORS["matmul"](self, dispatch.OPERATORS["from_objects"](y))
 
     def __rmatmul__(self, y):
+        if dispatch.has_complex((y,)):
+            return dispatch.OPERATORS["complex_call"](np.matmul, (y, self), {})
         return dispatch.OPERATORS["matmul"](dispatch.OPERATORS["from_objects"](y), self)
 
     def __imatmul__(self, y):
@@ -193,11 +197,15 @@ class Active(NdarrayMethods):
                 f"{name} has no derivative rule in jittape. `python -m jittape ops` lists "
                 f"the supported operations; compose it from those, or apply it to "
                 f"jittape.primal(x) if you want no derivative through it.")
-        if (len(inputs) != 1 or type(inputs[0]) is not Active) and _may_hold_objects(inputs):
+        if (len(inputs) != 1 or type(inputs[0]) is not Active) and dispatch.may_hold_objects(inputs):
+            if dispatch.has_complex(inputs):  # a complex constant: the complex values' handler
+                return dispatch.OPERATORS["complex_call"](ufunc, inputs, {})
             inputs = dispatch.OPERATORS["from_objects"](inputs)
         return handler(*inputs)
 
     def __array_function__(self, func, types, args, kwargs):
+        if dispatch.COMPLEX in types:  # np.concatenate([x, z]): the complex value's handler
+            return NotImplemented
         handler = dispatch.FUNCTIONS.get(func)
         if handler is None:
             name = f"{getattr(func, '__module__', None) or 'numpy'}.{func.__name__}"
@@ -205,21 +213,12 @@ class Active(NdarrayMethods):
                 f"{name} has no derivative rule in jittape. "
                 f"`python -m jittape ops` lists the supported operations; compose it from "
                 f"those, or apply it to jittape.primal(x) if you want no derivative through it.")
-        if _may_hold_objects(args) or kwargs and _may_hold_objects(kwargs.values()):
+        if dispatch.may_hold_objects(args) or kwargs and dispatch.may_hold_objects(kwargs.values()):
+            if dispatch.has_complex(args) or dispatch.has_complex(kwargs.values()):
+                return dispatch.OPERATORS["complex_call"](func, args, kwargs)
             args = dispatch.OPERATORS["from_objects"](args)
             kwargs = dispatch.OPERATORS["from_objects"](kwargs)
         return handler(*args, **kwargs)
-
-
-def _may_hold_objects(values):
-    """Whether an argument is an object array, or a list/tuple that may hold one (checked
-    without a call per argument: this is on every NumPy function's path)."""
-    for v in values:
-        t = type(v)
-        if t is list or t is tuple or t is dict or t is np.ndarray and v.dtype.kind == "O" \
-                or t in _PROXIES:
-            return True
-    return False
 
 
 _PROXIES = dispatch.PROXIES
@@ -435,6 +434,8 @@ def binary(opc, x, y):
                         z = UFUNC_OF[opc](xv, yv)
                 return new_active(Active, t, copc, act._i, -1, 0, -c if opc == K.SUB and xa else c,
                             z)
+        if type(cst) is complex or getattr(getattr(cst, "dtype", None), "kind", "") == "c":
+            return dispatch.OPERATORS["complex_binary"](opc, x, y)  # x + 1j: complex values
         xv = x._v if xa else check_const(x)
         yv = y._v if ya else check_const(y)
     with np.errstate(all="ignore"):

@@ -23,6 +23,9 @@ PROXIES = {}
 #: SciPy functions jittape wraps in their public module: ``"<module>.<qualname>"`` of SciPy's
 #: function -> the public name whose wrapper differentiates it (``"scipy.linalg.expm"``).
 SCIPY_WRAPPED = {}
+#: The type of active complex values (:class:`jittape.numpy.complex_values.ComplexActive`),
+#: whose handlers take precedence in NumPy functions that mix it with active values.
+COMPLEX = None
 #: Callables ``ufunc -> handler or None`` asked about a ufunc missing from :data:`UFUNCS`
 #: (SciPy's ufuncs, resolved by name on first use; ops registered after import).
 RESOLVERS = []
@@ -54,3 +57,21 @@ def resolved(args, kwargs):
         return args, kwargs
     res = OPERATORS["as_operand"]
     return tuple(res(v) for v in args), {k: res(v) for k, v in kwargs.items()}
+
+
+def may_hold_objects(values):
+    """Whether an argument is an object array, or a list/tuple that may hold one, or a
+    complex one (checked without a call per argument: this is on every NumPy function's
+    path)."""
+    for v in values:
+        t = type(v)
+        if t is list or t is tuple or t is dict or t is np.ndarray and v.dtype.kind in "Oc" \
+                or t in PROXIES or t is complex or t is np.complex128:
+            return True
+    return False
+
+
+def has_complex(values):
+    """Whether a top-level argument is complex (a constant or an active complex value)."""
+    return any(type(v) is complex or getattr(getattr(v, "dtype", None), "kind", "") == "c"
+               for v in values)

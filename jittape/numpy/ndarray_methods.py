@@ -101,6 +101,8 @@ class NdarrayMethods:
         :func:`jittape.numpy.object_arrays.to_array`); other float dtypes raise."""
         if np.dtype(dtype).kind in "biu":
             return dispatch.OPERATORS["to_array"](self, dtype)
+        if np.dtype(dtype) == np.complex128:
+            return dispatch.COMPLEX(self.copy() if copy else self, 0.0)
         if np.dtype(dtype) != np.float64:
             raise NotDifferentiableError(
                 f"astype({dtype}) of an active value: only float64 carries derivatives. "

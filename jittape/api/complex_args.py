@@ -1,0 +1,172 @@
+"""Complex arguments and outputs of ``grad``, ``value_and_grad``, ``jvp`` and ``vjp``, with
+JAX's conventions.
+
+A complex argument ``z = x + iy`` is differentiated as the real pair ``(x, y)``: the
+function is called with ``pair[..., 0] + 1j * pair[..., 1]`` (an active complex value,
+:mod:`jittape.numpy.complex_values`) and the real machinery differentiates the pair.
+
+* ``grad`` of a real-valued ``f`` returns ``df/dx - i df/dy``, JAX's convention (the
+  conjugate of the steepest-ascent direction: descend along ``conj(grad)``; JAX's FAQ,
+  "Complex numbers and differentiation").
+* ``grad(f, holomorphic=True)`` of a complex-valued holomorphic ``f`` returns ``f'(z)``:
+  the same formula applied to ``Re f``, which equals ``f'`` by the Cauchy-Riemann
+  equations. Without ``holomorphic`` a complex output raises, as in JAX.
+* ``jvp`` pushes a complex tangent ``dz`` forward as ``(Re dz, Im dz)``; a complex output's
+  tangent is ``t_re + i t_im``.
+* ``vjp``'s pullback of a complex cotangent ``c`` sweeps the real cotangent
+  ``(Re c, -Im c)`` and returns ``g_x - i g_y`` for complex arguments, so that
+  ``pullback(c) = c f'(z)`` for holomorphic ``f`` and ``grad = pullback(1.0)``, as JAX's.
+"""
+
+import numpy as np
+
+from ..numpy.complex_values import ComplexActive
+from ..numpy.active import Active
+
+
+def is_complex(v):
+    """Whether ``v`` is plain complex data (a complex number or complex array)."""
+    return not isinstance(v, (Active, ComplexActive, tuple, list, dict)) and \
+        np.iscomplexobj(v)
+
+
+def to_pair(z):
+    """A complex array or number as a real array of shape ``z.shape + (2,)``."""
+    a = np.asarray(z, dtype=np.complex128)
+    return np.stack([a.real, a.imag], axis=-1)
+
+
+def from_pair(p):
+    """``p[..., 0] + 1j p[..., 1]`` (active pairs give active complex values)."""
+    return p[..., 0] + 1j * p[..., 1]
+
+
+def conj_gradient(g):
+    """The real gradient of a pair, ``(g_x, g_y)``, as ``g_x - i g_y``."""
+    g = np.asarray(g)
+    out = g[..., 0] - 1j * g[..., 1]
+    return complex(out) if out.ndim == 0 else out
+
+
+def primal_complex(out):
+    """The value of an output (real or complex, active or not) as NumPy's."""
+    def primal(v):
+        return v._v if isinstance(v, Active) else v
+    if isinstance(out, ComplexActive):
+        re, im = primal(out.re), primal(out.im)
+        v = np.asarray(re) + 1j * np.asarray(im)
+        return complex(v) if v.ndim == 0 else v
+    return primal(out)
+
+
+class Realified:
+    """``f`` as a function of real arguments: the complex arguments ``cplx`` (indices)
+    passed as pairs. ``output`` chooses what the real function returns: ``"real"`` (a
+    complex output raises unless ``holomorphic``, whose real part is taken) or
+    ``"pairs"`` (a complex output as its pair, for ``jvp``/``vjp``). After a call,
+    ``complex_output`` says whether ``f`` returned a complex value and ``value`` holds its
+    primal."""
+
+    def __init__(self, f, cplx, output, holomorphic=False):
+        self.f, self.cplx, self.output, self.holomorphic = f, frozenset(cplx), output, \
+            holomorphic
+        self.complex_output, self.value = False, None
+
+    def __call__(self, *args, **kwargs):
+        args = [from_pair(a) if n in self.cplx else a for n, a in enumerate(args)]
+        out = self.f(*args, **kwargs)
+        self.complex_output = isinstance(out, ComplexActive) or is_complex(out)
+        if not self.complex_output:
+            if self.holomorphic and self.output == "real":
+                raise TypeError("grad with holomorphic=True requires a complex output; "
+                                f"{_name(self.f)} returned a real value")
+            return out
+        self.value = primal_complex(out)
+        if self.output == "pairs":
+            return np.stack([np.real(out), np.imag(out)], axis=-1)
+        if not self.holomorphic:
+            raise TypeError(
+                f"grad requires a real-valued output; {_name(self.f)} returned a complex "
+                f"value. For a holomorphic function pass holomorphic=True (its derivative "
+                f"f'(z)), or differentiate a real function of it (np.abs(z) ** 2, z.real).")
+        return np.real(out)
+
+
+def _name(f):
+    return getattr(f, "__name__", "f")
+
+
+def complex_argnums(args, nums):
+    return [n for n in nums if is_complex(args[n])]
+
+
+def any_complex(values):
+    """Cheap test, on every eager call: is any of ``values`` plain complex data?"""
+    for v in values:
+        t = type(v)
+        if t is complex or t is np.ndarray and v.dtype.kind == "c" or \
+                isinstance(v, np.complexfloating):
+            return True
+    return False
+
+
+def value_and_grad(vg, f, args, kwargs, single, nums, holomorphic):
+    """``value_and_grad`` through the real pair form; ``vg(g, args, kwargs)`` is the real
+    ``(value, gradient(s))`` of ``g``, one gradient (``single``) or a tuple in the order of
+    ``nums``."""
+    cplx = complex_argnums(args, nums)
+    if holomorphic and len(cplx) != len(nums):
+        raise TypeError("grad with holomorphic=True requires complex inputs: every "
+                        "differentiated argument must be complex (e.g. z + 0j)")
+    g = Realified(f, cplx, "real", holomorphic)
+    real_args = tuple(to_pair(a) if n in cplx else a for n, a in enumerate(args))
+    value, grads = vg(g, real_args, kwargs)
+    glist = [grads] if single else list(grads)
+    glist = [conj_gradient(gr) if n in cplx else gr for gr, n in zip(glist, nums)]
+    return (g.value if g.complex_output else value), (glist[0] if single else tuple(glist))
+
+
+def complex_cotangent(cotangent):
+    """A complex output's cotangent ``c`` as the real pair ``(Re c, -Im c)``."""
+    c = np.asarray(cotangent, dtype=np.complex128)
+    return np.stack([c.real, -c.imag], axis=-1)
+
+
+def complex_value(pair):
+    """A real pair (last axis 2) as NumPy's complex value."""
+    v = from_pair(np.asarray(pair))
+    return complex(v) if np.ndim(v) == 0 else v
+
+
+def jvp(jvp_real, f, primals, tangents):
+    """``jvp`` through the real pair form (``jvp_real`` the real ``jvp``)."""
+    cplx = [n for n, p in enumerate(primals) if is_complex(p)]
+    for n, t in enumerate(tangents):
+        if is_complex(t) and n not in cplx:
+            raise TypeError(f"jvp: tangent {n} is complex but its primal is real; give the "
+                            f"primal a complex dtype (x + 0j)")
+    g = Realified(f, cplx, "pairs")
+    out, tan = jvp_real(g, tuple(to_pair(p) if n in cplx else p for n, p in enumerate(primals)),
+                        tuple(to_pair(t) if n in cplx else t for n, t in enumerate(tangents)))
+    if g.complex_output:
+        return g.value, complex_value(tan)
+    return out, tan
+
+
+def vjp(vjp_real, f, primals):
+    """``vjp`` through the real pair form (``vjp_real`` the real ``vjp``)."""
+    cplx = [n for n, p in enumerate(primals) if is_complex(p)]
+    g = Realified(f, cplx, "pairs")
+    out, pullback_real = vjp_real(g, *(to_pair(p) if n in cplx else p
+                                       for n, p in enumerate(primals)))
+
+    def pullback(cotangent):
+        if g.complex_output:
+            cotangent = complex_cotangent(cotangent)
+        elif is_complex(cotangent):
+            raise TypeError("vjp: a complex cotangent for a real output")
+        grads = pullback_real(cotangent)
+        return tuple(conj_gradient(gr) if n in cplx else gr for n, gr in enumerate(grads))
+    return (g.value if g.complex_output else out), pullback
+def _complex_value(v):
+    return complex(v) if np.ndim(v) == 0 else v

@@ -1,0 +1,216 @@
+"""Complex numbers (issue 27, item 6): active complex values as pairs of real parts.
+
+Every complex operation is checked in every mode by the generic checker through a real
+function of real inputs, ``x -> sum(a Re f(z) + b Im f(z))`` with ``z = x[:n] + i x[n:]``
+(value against NumPy's, gradient against central differences, JVP, HVP, replay, a saved and
+loaded tape), and with complex arguments in JAX's conventions (``grad = df/dx - i df/dy``,
+``holomorphic=True`` gives ``f'(z)``) against closed forms. The FFTs are checked against
+NumPy's for odd and even lengths, cropping, padding, axes and norms."""
+
+import numpy as np
+import pytest
+
+import jittape
+from jittape import ActiveConversionError, NotDifferentiableError
+from jittape.testing import check_grads
+from modes import check_every_mode
+
+Z = np.array([0.7 + 0.4j, -1.1 + 0.9j, 0.3 - 1.3j, 1.6 + 0.2j])
+W = np.array([0.5 - 0.3j, 1.2 + 0.8j, -0.4 + 0.6j, 0.9 - 1.1j])
+A, B = np.array([0.3, -1.2, 0.8, 0.5]), np.array([-0.7, 0.4, 1.1, -0.2])
+N = Z.size
+
+
+def _real_form(g):
+    """``x -> sum(A Re g(z) + B Im g(z))``, ``z = x[:N] + i x[N:]``: a real function of a
+    real vector through complex values."""
+    def f(x):
+        return _weighted(g(x[:N] + 1j * x[N:]))
+    return f
+
+
+def _weighted(w):
+    """``sum(a Re w + b Im w)`` with fixed weights of ``w``'s size."""
+    w = np.ravel(w)
+    return np.sum(np.resize(A, np.size(w)) * np.real(w) + np.resize(B, np.size(w)) *
+                  np.imag(w))
+
+
+X = np.concatenate([Z.real, Z.imag])
+V = np.linspace(-0.5, 0.6, 2 * N)
+
+#: name -> (f, f') for holomorphic functions (f' None where f is not holomorphic)
+ELEMENTWISE = {
+    "add constant": (lambda z: z + (2 - 1j), lambda z: np.ones_like(z)),
+    "sub": (lambda z: (1 + 3j) - z, lambda z: -np.ones_like(z)),
+    "mul": (lambda z: z * (1.2 + 0.8j), lambda z: np.full_like(z, 1.2 + 0.8j)),
+    "mul array": (lambda z: z * W, None),
+    "div": (lambda z: (0.5 - 0.3j) / z, lambda z: -(0.5 - 0.3j) / z ** 2),
+    "div array": (lambda z: z / W, None),
+    "square": (np.square, lambda z: 2 * z),
+    "cube": (lambda z: z ** 3, lambda z: 3 * z ** 2),
+    "inverse power": (lambda z: z ** -2, lambda z: -2 * z ** -3),
+    "real power": (lambda z: z ** 1.5, lambda z: 1.5 * z ** 0.5),
+    "complex power": (lambda z: z ** (0.5 + 0.5j), lambda z: (0.5 + 0.5j) * z ** (-0.5 + 0.5j)),
+    "reciprocal": (np.reciprocal, lambda z: -1 / z ** 2),
+    "exp": (np.exp, np.exp),
+    "log": (np.log, lambda z: 1 / z),
+    "log2": (np.log2, lambda z: 1 / (z * np.log(2))),
+    "log10": (np.log10, lambda z: 1 / (z * np.log(10))),
+    "sqrt": (np.sqrt, lambda z: 0.5 / np.sqrt(z)),
+    "sin": (np.sin, np.cos),
+    "cos": (np.cos, lambda z: -np.sin(z)),
+    "tan": (np.tan, lambda z: 1 / np.cos(z) ** 2),
+    "sinh": (np.sinh, np.cosh),
+    "cosh": (np.cosh, np.sinh),
+    "tanh": (np.tanh, lambda z: 1 / np.cosh(z) ** 2),
+    "negative": (np.negative, lambda z: -np.ones_like(z)),
+    "conjugate": (np.conjugate, None),
+    "abs": (np.abs, None),
+    "angle": (np.angle, None),
+    "real and imag": (lambda z: np.real(z) * np.imag(z), None),
+}
+
+FUNCTIONS = {
+    "sum and mean": lambda z: np.sum(z * z) + np.mean(z, keepdims=True),
+    "cumsum": lambda z: np.cumsum(z[::-1]),
+    "reshape transpose": lambda z: np.reshape(z, (2, 2)).T @ np.reshape(W, (2, 2)),
+    "matmul with complex constant": lambda z: np.reshape(z, (2, 2)) @ (np.eye(2) * 1j + 1),
+    "dot": lambda z: np.dot(z, W) * z,
+    "vdot": lambda z: np.vdot(z, W * z),
+    "einsum": lambda z: np.einsum("i,i->", z, z),
+    "concatenate": lambda z: np.concatenate([z[:2], np.real(z[2:]), z[::-1]]),
+    "stack and where": lambda z: np.where([True, False, True, False],
+                                           np.stack([z, 2 * z])[1], np.conj(z)),
+    "getitem and setitem": lambda z: _setitem(z),
+    "astype": lambda z: np.real(z).astype(complex) * (1 - 2j),
+    "norm": lambda z: np.linalg.norm(z) * z,
+    "fft": lambda z: np.fft.fft(z),
+    "ifft ortho": lambda z: np.fft.ifft(z, norm="ortho"),
+    "fft padded": lambda z: np.fft.fft(z, n=7),
+    "rfft": lambda z: np.fft.rfft(np.real(z) * np.imag(z), n=5),
+    "irfft": lambda z: np.fft.irfft(z, n=6),
+    "irfft odd": lambda z: np.fft.irfft(z, n=5, norm="forward"),
+    "fft of a matrix along axis 0": lambda z: np.fft.fft(np.reshape(z, (2, 2)), axis=0),
+}
+
+
+def _setitem(z):
+    w = z * (1 + 1j)
+    w[0] = z[1] * 3j
+    tail = w[2:]  # a view: writes reach w as in NumPy
+    tail[0] = 5.0
+    return w
+
+
+@pytest.mark.parametrize("name", list(ELEMENTWISE) + list(FUNCTIONS))
+def test_complex_operations_in_every_mode(name, tmp_path):
+    g = ELEMENTWISE[name][0] if name in ELEMENTWISE else FUNCTIONS[name]
+    check_every_mode(_real_form(g), X, V, X * 1.01, tmp_path)
+
+
+@pytest.mark.parametrize("name", list(ELEMENTWISE) + list(FUNCTIONS))
+def test_complex_arguments_against_central_differences(name):
+    g = ELEMENTWISE[name][0] if name in ELEMENTWISE else FUNCTIONS[name]
+
+    def f(z):
+        return _weighted(g(z))
+    check_grads(f, (Z,))
+    value = jittape.value_and_grad(f)(Z)[0]
+    assert value == pytest.approx(f(Z), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", [k for k, v in ELEMENTWISE.items() if v[1] is not None])
+def test_holomorphic_derivatives_are_the_closed_forms(name):
+    f, df = ELEMENTWISE[name]
+    for z in Z:
+        d = jittape.grad(lambda z: f(z), holomorphic=True)(z)
+        np.testing.assert_allclose(d, df(z), rtol=1e-12)
+        out, tangent = jittape.jvp(f, (z,), (0.3 - 0.2j,))
+        np.testing.assert_allclose(out, f(z), rtol=1e-13)
+        np.testing.assert_allclose(tangent, df(z) * (0.3 - 0.2j), rtol=1e-12)
+        out, pullback = jittape.vjp(f, z)
+        np.testing.assert_allclose(pullback(1.5 + 0.5j)[0], (1.5 + 0.5j) * df(z), rtol=1e-12)
+
+
+def test_jax_conventions_closed_forms():
+    # |z|^2 = x^2 + y^2: df/dx - i df/dy = 2 conj(z)
+    np.testing.assert_allclose(jittape.grad(lambda z: np.sum(np.abs(z) ** 2))(Z), 2 * np.conj(Z))
+    assert jittape.grad(lambda z: np.abs(z) ** 2)(3 + 4j) == pytest.approx(6 - 8j)
+    g = jittape.grad(lambda z, w: np.abs(z * w) ** 2, argnums=(0, 1))(1 + 1j, 2.0)
+    assert g[0] == pytest.approx(8 - 8j) and g[1] == pytest.approx(8.0)
+    value, d = jittape.value_and_grad(np.exp, holomorphic=True)(0.5 + 0.3j)
+    assert value == pytest.approx(np.exp(0.5 + 0.3j)) and d == pytest.approx(value)
+    # a real input with a complex output: the pullback of c is Re(c J)
+    x = np.array([1.0, 2.0, 0.5])
+    out, pullback = jittape.vjp(np.fft.fft, x)
+    np.testing.assert_allclose(out, np.fft.fft(x), rtol=1e-13)
+    c = np.array([1 + 1j, 0.5j, 2.0])
+    np.testing.assert_allclose(pullback(c)[0], np.real(c @ np.fft.fft(np.eye(3))), atol=1e-14)
+    out, tangent = jittape.jvp(np.fft.fft, (x,), (np.ones(3),))
+    np.testing.assert_allclose(tangent, np.fft.fft(np.ones(3)), atol=1e-14)
+
+
+def test_complex_step_derivatives_differentiate_again():
+    """The complex-step derivative Im f(x + ih) / h (Squire & Trapp 1998) inside a recorded
+    function: its gradient is f''(x)."""
+    def f(x):
+        return np.exp(x) * np.sin(x) / (1 + x * x)
+
+    def complex_step(x, h=1e-20):
+        return np.imag(f(x + 1j * h)) / h
+
+    x0 = 0.7
+    assert complex_step(x0) == pytest.approx(jittape.grad(f)(x0), rel=1e-14)
+    np.testing.assert_allclose(jittape.grad(complex_step)(x0), jittape.hessian(f)(x0),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8])
+@pytest.mark.parametrize("norm", [None, "ortho", "forward"])
+def test_fft_values_are_numpys(n, norm):
+    rng = np.random.default_rng(n)
+    x = rng.normal(size=(3, 6))
+    z = x + 1j * rng.normal(size=(3, 6))
+    cases = [(np.fft.fft, z), (np.fft.ifft, z), (np.fft.rfft, x), (np.fft.irfft, z)]
+    for fn, data in cases:
+        for axis in (-1, 0):
+            want = fn(data, n=n, axis=axis, norm=norm)
+            outs = {}
+
+            def f(x):
+                outs["v"] = fn(x[0] + 1j * x[1] if np.iscomplexobj(data) else x[0], n=n,
+                               axis=axis, norm=norm)
+                return np.sum(np.abs(outs["v"]))
+            jittape.grad(f)(np.stack([data.real, data.imag]))
+            got = jittape.primal(np.real(outs["v"])) + 1j * jittape.primal(np.imag(outs["v"]))
+            np.testing.assert_allclose(got, want, atol=1e-12 * max(1.0, np.abs(want).max()))
+
+
+def test_sparsity_of_an_elementwise_complex_map():
+    def residual(x):
+        z = np.exp(x[:N] + 1j * x[N:]) * (1 + 2j)
+        return np.concatenate([np.real(z), np.imag(z)])
+    jac = jittape.sparse_jacobian(residual)(X)
+    dense = jittape.jacobian(residual)(X)
+    assert jac.nnz == 4 * N  # each output depends on its own x[k] and x[N + k]
+    np.testing.assert_allclose(jac.toarray(), dense, rtol=1e-14)
+
+
+def test_errors_name_the_fix():
+    with pytest.raises(TypeError, match="holomorphic=True"):
+        jittape.grad(lambda z: z * z)(1 + 1j)
+    with pytest.raises(TypeError, match="requires complex inputs"):
+        jittape.grad(lambda x: x * x, holomorphic=True)(1.0)
+    with pytest.raises(TypeError, match="requires a complex output"):
+        jittape.grad(lambda z: np.abs(z), holomorphic=True)(1 + 1j)
+    with pytest.raises(ActiveConversionError, match="z.real"):
+        jittape.grad(lambda x: float(x * 1j))(1.0)
+    with pytest.raises(NotDifferentiableError, match="arcsinh"):
+        jittape.grad(lambda x: np.abs(np.arcsinh(x + 1j)))(1.0)
+    with pytest.raises(NotDifferentiableError, match="real parts"):
+        jittape.grad(lambda x: np.abs(np.prod(x + 1j)))(np.ones(2))
+    with pytest.raises(TypeError, match="complex cotangent"):
+        jittape.vjp(lambda x: x * 2.0, 1.0)[1](1j)
+    with pytest.raises(TypeError, match="primal is real"):
+        jittape.jvp(lambda x: x, (1.0,), (1j,))
