@@ -1,4 +1,4 @@
-"""What the idioms of issue 27 cost: preallocated arrays and nested derivatives.
+"""What the idioms of issue 27 cost: preallocated arrays, nested derivatives, complex values.
 
 Run::
 
@@ -17,7 +17,11 @@ what it is compared to:
   ``np.concatenate``, and the replayed tapes of both (``jittape.taped``);
 * second order at n = 50: ``jittape.hvp(f)(x, v)`` against the nested
   ``grad(lambda z: vdot(grad(f)(z), v))(x)``, eagerly and replayed, and ``hessian`` against
-  ``jacobian(grad(f))``.
+  ``jacobian(grad(f))``;
+* complex values at n = 64: the gradient of a spectral loss written with ``np.fft.rfft``
+  and ``np.abs`` against the same loss written by hand in real parts (DFT matrices), eagerly
+  and replayed, and ``grad`` with a complex argument against the same function of its real
+  pair.
 """
 
 import statistics
@@ -143,8 +147,46 @@ def second_rows(n):
     return rows
 
 
+def spectral_complex(x):  # a spectral loss as written with NumPy's complex FFT
+    return np.sum(np.abs(np.fft.rfft(x)) ** 2 * np.arange(x.size // 2 + 1))
+
+
+def spectral_real(x):  # the same loss written by hand in real parts (DFT matrices)
+    n = x.size
+    angle = 2.0 * np.pi * np.outer(np.arange(n // 2 + 1), np.arange(n)) / n
+    re, im = np.cos(angle) @ x, np.sin(angle) @ x
+    return np.sum((re * re + im * im) * np.arange(n // 2 + 1))
+
+
+def complex_rows(n):
+    x = np.cos(np.arange(n) * 0.3)
+    assert np.isclose(spectral_complex(x), spectral_real(x), rtol=1e-12)
+    rows = []
+    for name, f in (("written in real parts", spectral_real),
+                    ("with np.fft.rfft and np.abs (complex values)", spectral_complex)):
+        g = jittape.grad(f)
+        rows.append((f"eager grad, spectral loss {name}, n = {n}", timed(lambda: g(x)), None))
+    rows[1] = rows[1][:2] + (rows[0][1],)
+    for name, f in (("real parts", spectral_real), ("complex values", spectral_complex)):
+        t = jittape.taped(f)
+        t.grad(x)
+        jittape.wait_compiled()
+        rows.append((f"replayed taped(f).grad, compiled, spectral loss in {name}",
+                     timed(lambda: t.grad(x)), None))
+    rows[3] = rows[3][:2] + (rows[2][1],)
+    z = x + 1j * np.sin(np.arange(n))
+    pair = np.concatenate([z.real, z.imag])
+    g_pair = jittape.grad(lambda p: np.sum(p[:n] ** 2 + p[n:] ** 2) + np.sum(p[:n] * p[n:]))
+    g_complex = jittape.grad(lambda z: np.sum(np.abs(z) ** 2) + np.sum(z.real * z.imag))
+    rows.append((f"eager grad of a real pair (x, y), n = {n}", timed(lambda: g_pair(pair)),
+                 None))
+    rows.append((f"eager grad of a complex argument z (JAX's convention), n = {n}",
+                 timed(lambda: g_complex(z)), rows[4][1]))
+    return rows
+
+
 def markdown(rows, elapsed):
-    lines = ["# Preallocated arrays and nested derivatives: what they cost", "",
+    lines = ["# Preallocated arrays, nested derivatives and complex values: what they cost", "",
              "`python benchmarks/bench_idioms.py` (see its docstring); one process, medians "
              f"of repeated timings after one warm-up call; {elapsed:.0f} s.", "",
              "| what | time | ratio |", "|---|---:|---:|"]
@@ -161,7 +203,7 @@ def markdown(rows, elapsed):
 
 def main():
     t0 = time.perf_counter()
-    rows = zeros_rows() + residual_rows(100) + second_rows(50)
+    rows = zeros_rows() + residual_rows(100) + second_rows(50) + complex_rows(64)
     text = markdown(rows, time.perf_counter() - t0)
     (HERE / "results" / "idioms.md").write_text(text)
     print(text)

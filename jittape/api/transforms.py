@@ -89,9 +89,9 @@ def vjp(f, *primals):
         returns the tuple ``cotangent^T J``, one gradient per primal in its shape and
         floating dtype. With complex primals or output, JAX's convention: a complex
         cotangent ``c`` of a holomorphic ``f`` gives ``c f'(z)``
-        (:mod:`jittape.api.complex_args`). Each call is one reverse sweep over the tape recorded here
-        (Griewank & Walther, "Evaluating Derivatives", 2nd ed., sec. 3.2), so pulling back
-        many cotangents costs one recording.
+        (:mod:`jittape.api.complex_args`). Each call is one reverse sweep over the tape
+        recorded here (Griewank & Walther, "Evaluating Derivatives", 2nd ed., sec. 3.2),
+        so pulling back many cotangents costs one recording.
 
     Raises
     ------

@@ -197,7 +197,8 @@ class Active(NdarrayMethods):
                 f"{name} has no derivative rule in jittape. `python -m jittape ops` lists "
                 f"the supported operations; compose it from those, or apply it to "
                 f"jittape.primal(x) if you want no derivative through it.")
-        if (len(inputs) != 1 or type(inputs[0]) is not Active) and dispatch.may_hold_objects(inputs):
+        if (len(inputs) != 1 or type(inputs[0]) is not Active) and \
+                dispatch.may_hold_objects(inputs):
             if dispatch.has_complex(inputs):  # a complex constant: the complex values' handler
                 return dispatch.OPERATORS["complex_call"](ufunc, inputs, {})
             inputs = dispatch.OPERATORS["from_objects"](inputs)
