@@ -214,3 +214,29 @@ def test_errors_name_the_fix():
         jittape.vjp(lambda x: x * 2.0, 1.0)[1](1j)
     with pytest.raises(TypeError, match="primal is real"):
         jittape.jvp(lambda x: x, (1.0,), (1j,))
+
+
+def test_jacobian_and_hessian_in_jaxs_conventions():
+    # holomorphic: the complex derivative matrices, against the closed forms
+    np.testing.assert_allclose(jittape.jacobian(lambda z: z ** 3, holomorphic=True)(Z),
+                               np.diag(3 * Z ** 2), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(jittape.jacobian(lambda z: np.sum(np.sin(z)),
+                                                holomorphic=True)(Z), np.cos(Z), rtol=1e-13)
+    np.testing.assert_allclose(jittape.hessian(lambda z: np.sum(z ** 3 * W),
+                                               holomorphic=True)(Z), np.diag(6 * Z * W),
+                               rtol=1e-12, atol=1e-14)
+    assert jittape.hessian(lambda z: np.exp(2 * z), holomorphic=True)(0.5 + 0.2j) == \
+        pytest.approx(4 * np.exp(1.0 + 0.4j), rel=1e-12)
+    # a real argument with a complex output: d Re f/dx + i d Im f/dx, in both modes
+    x = np.array([1.0, 2.0, -0.5])
+    for mode in ("forward", "reverse"):
+        np.testing.assert_allclose(jittape.jacobian(lambda x: np.exp(1j * x) * x[0],
+                                                    mode=mode)(x),
+                                   np.diag(1j * np.exp(1j * x) * x[0]) +
+                                   np.outer(np.exp(1j * x), [1, 0, 0]), rtol=1e-13)
+    with pytest.raises(TypeError, match="holomorphic=True"):
+        jittape.jacobian(lambda z: z * z)(Z)
+    with pytest.raises(TypeError, match="complex output"):
+        jittape.jacobian(lambda z: np.abs(z), holomorphic=True)(Z)
+    with pytest.raises(TypeError, match="complex argument"):
+        jittape.hessian(lambda x: np.sum(x ** 3), holomorphic=True)(x)

@@ -170,3 +170,42 @@ def vjp(vjp_real, f, primals):
     return (g.value if g.complex_output else out), pullback
 def _complex_value(v):
     return complex(v) if np.ndim(v) == 0 else v
+
+
+def split_output_pair(j, in_ndim):
+    """A Jacobian of a complex output's pair (shape ``out + (2,) + in``) as a complex
+    Jacobian ``d Re f + i d Im f`` of shape ``out + in``."""
+    axis = np.ndim(j) - 1 - in_ndim
+    return np.take(j, 0, axis=axis) + 1j * np.take(j, 1, axis=axis)
+
+
+def jacobian(jacobian_real, f, args, kwargs, argnum, mode, holomorphic):
+    """``jacobian`` with complex arguments (``holomorphic=True``: ``f'(z)``, JAX's
+    convention; complex arguments of a non-holomorphic ``f`` raise, as in JAX)."""
+    cplx = complex_argnums(args, (argnum,))
+    if not holomorphic:
+        raise TypeError("jacobian of a complex argument requires holomorphic=True (then it "
+                        "is f'(z)); for a non-holomorphic function differentiate the real "
+                        "pair (z.real, z.imag)")
+    if not cplx:
+        raise TypeError("jacobian with holomorphic=True requires a complex argument")
+    g = Realified(f, cplx, "pairs")
+    real_args = tuple(to_pair(a) if n in cplx else a for n, a in enumerate(args))
+    j = jacobian_real(g, real_args, kwargs)
+    if not g.complex_output:
+        raise TypeError("jacobian with holomorphic=True requires a complex output")
+    j = np.take(j, 0, axis=-1)  # d/dx: for holomorphic f, f' = d Re f/dx + i d Im f/dx
+    return split_output_pair(j, np.ndim(args[argnum]))
+
+
+def hessian(hessian_real, f, args, kwargs, argnum):
+    """``hessian(f, holomorphic=True)``: ``f''(z) = u_xx - i u_xy`` for ``u = Re f``."""
+    cplx = complex_argnums(args, (argnum,))
+    if not cplx:
+        raise TypeError("hessian with holomorphic=True requires a complex argument")
+    g = Realified(f, cplx, "real", holomorphic=True)
+    h = hessian_real(g, tuple(to_pair(a) if n in cplx else a for n, a in enumerate(args)),
+                     kwargs)
+    h = np.take(h, 0, axis=np.ndim(args[argnum]))  # u_x. (first pair axis: x)
+    out = h[..., 0] - 1j * h[..., 1]
+    return complex(out) if np.ndim(out) == 0 else out

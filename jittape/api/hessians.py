@@ -5,7 +5,7 @@ sweeps of :mod:`jittape.derivatives.second_order` (forward over reverse: Griewan
 "Evaluating Derivatives", 2nd ed., sec. 5.2-5.4).
 """
 
-from . import nesting
+from . import complex_args, nesting
 from .gradients import grad
 from .recording import normalize_argnums
 from .tape import record
@@ -51,7 +51,7 @@ def _nested_hvp(f, args, kwargs, argnums, v):
                  for q in range(len(nums)))
 
 
-def hessian(f, argnums=0):
+def hessian(f, argnums=0, holomorphic=False):
     """Return ``hess_f(*args)``: the dense Hessian of scalar ``f`` w.r.t. one argument.
 
     ``n`` HVPs with the unit vectors over one recording (``n`` the argument's size); the
@@ -63,12 +63,17 @@ def hessian(f, argnums=0):
     NotDifferentiableError
         The tape holds an op with no second-order rule.
     TypeError
-        ``argnums`` names more than one argument.
+        ``argnums`` names more than one argument; a complex argument without
+        ``holomorphic=True``, with which a holomorphic ``f`` of a complex argument gives the
+        complex ``f''(z)`` (JAX's convention).
     """
     if not isinstance(argnums, int):
         raise TypeError("hessian(f, argnums) takes one argument index (an int)")
 
     def hess_f(*args, **kwargs):
+        if holomorphic:
+            return complex_args.hessian(lambda g, a, kw: hessian(g, argnums)(*a, **kw), f,
+                                        args, kwargs, argnums)
         return nesting.route(  # inside a recording: the jacobian of the gradient there
             args, lambda: nesting.jacobian(grad(f, argnums), args, kwargs, argnums, "reverse"),
             lambda: _hessian(f, args, kwargs, argnums))

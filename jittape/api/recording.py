@@ -45,9 +45,10 @@ def as_input(x, argnum):
         return float(x)
     if np.iscomplexobj(x):
         raise TypeError(
-            f"argument {argnum} is complex: grad, value_and_grad, jvp and vjp take complex "
-            f"arguments (JAX's conventions), while jacobian, hessian, hvp and recorded tapes "
-            f"take real ones; pass the real pair (z.real, z.imag) and build z inside f")
+            f"argument {argnum} is complex: grad, value_and_grad, jvp, vjp, jacobian and "
+            f"hessian take complex arguments (JAX's conventions), while hvp, the sparse "
+            f"derivatives and recorded tapes take real ones; pass the real pair (z.real, "
+            f"z.imag) and build z inside f")
     try:
         arr = np.array(x, dtype=np.float64)  # copy: the user's array is never written to
     except (TypeError, ValueError) as e:

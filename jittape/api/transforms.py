@@ -181,7 +181,7 @@ def _split(flat, shapes):
     return iter(pieces)
 
 
-def jacobian(f, argnums=0, mode="auto"):
+def jacobian(f, argnums=0, mode="auto", holomorphic=False):
     """Return ``J(*args)``: the Jacobian of an array-valued ``f`` w.r.t. one argument.
 
     Records ``f`` once, then runs one tangent sweep per input element (``mode="forward"``)
@@ -196,26 +196,39 @@ def jacobian(f, argnums=0, mode="auto"):
     argnums : int
         The positional argument to differentiate (a float or a float array).
     mode : {"auto", "forward", "reverse"}
+    holomorphic : bool
+        ``f`` is holomorphic in a complex argument with a complex output: the result is the
+        complex ``f'(z)`` (JAX's convention). A real argument with a complex output gives the
+        complex Jacobian ``d Re f/dx + i d Im f/dx`` without it.
 
     Raises
     ------
     ValueError
         ``mode`` is not one of ``"auto"``, ``"forward"``, ``"reverse"``.
     TypeError
-        ``argnums`` selects several arguments, or a structured one.
+        ``argnums`` selects several arguments, or a structured one; a complex argument
+        without ``holomorphic=True``.
     """
     if mode not in ("auto", "forward", "reverse"):
         raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
 
     def jac_f(*args, **kwargs):
+        if holomorphic or complex_args.any_complex(args):
+            return complex_args.jacobian(
+                lambda g, a, kw: jacobian(g, argnums, mode)(*a, **kw), f, args, kwargs,
+                argnums, mode, holomorphic)
         return nesting.route(args, lambda: nesting.jacobian(f, args, kwargs, argnums, mode),
                              lambda: _jacobian(f, args, kwargs, argnums, mode))
     return jac_f
 
 
 def _jacobian(f, args, kwargs, argnums, mode):
-    tape = record(f, *args, argnums=argnums, **kwargs)
-    return tape.jacobian(mode=mode, _val=tape.arrays.val)
+    g = complex_args.Realified(f, (), "pairs")  # a complex output: its real pair
+    tape = record(g, *args, argnums=argnums, **kwargs)
+    j = tape.jacobian(mode=mode, _val=tape.arrays.val)
+    if g.complex_output:
+        return complex_args.split_output_pair(j, np.ndim(args[argnums]))
+    return j
 
 
 def sparse_jacobian(f, argnums=0):
