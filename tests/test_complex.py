@@ -12,6 +12,7 @@ import pytest
 
 import jittape
 from jittape import ActiveConversionError, NotDifferentiableError
+from jittape.numpy.complex_values import ComplexActive
 from jittape.testing import check_grads
 from modes import check_every_mode
 
@@ -240,3 +241,68 @@ def test_jacobian_and_hessian_in_jaxs_conventions():
         jittape.jacobian(lambda z: np.abs(z), holomorphic=True)(Z)
     with pytest.raises(TypeError, match="complex argument"):
         jittape.hessian(lambda x: np.sum(x ** 3), holomorphic=True)(x)
+
+
+def _eig_loss(x):
+    w, v = np.linalg.eig(np.reshape(x, (3, 3)))
+    return np.sum(np.abs(v) ** 2 * np.arange(9.0).reshape(3, 3)) + np.sum(
+        np.real(w) * np.arange(3.0)) + np.sum(np.imag(w) ** 3) + np.sum(
+        np.abs(np.linalg.eigvals(np.reshape(x, (3, 3)) * 2.0)))
+
+
+EIG_POINTS = {  # a complex pair and a real eigenvalue; three real eigenvalues
+    "complex": np.array([[0.3, 3.0, 0.2], [-3.0, 2.5, 0.4], [0.1, -0.2, 6.0]]).ravel(),
+    "real": np.array([[1.0, 0.5, 0.2], [0.3, 3.0, 0.4], [0.1, -0.2, 6.0]]).ravel(),
+}
+
+
+@pytest.mark.parametrize("kind", list(EIG_POINTS))
+def test_eig_in_every_first_order_mode(kind, tmp_path):
+    x = EIG_POINTS[kind]
+    w, v = np.linalg.eig(x.reshape(3, 3))
+    seen = {}
+
+    def probe(x):
+        seen["eig"] = np.linalg.eig(np.reshape(x, (3, 3)))
+        return _eig_loss(x)
+    value, _ = jittape.value_and_grad(probe)(x)
+    assert value == pytest.approx(_eig_loss(x), rel=1e-13)
+    got_w, got_v = seen["eig"]
+    assert isinstance(got_w, ComplexActive) == np.iscomplexobj(w)  # NumPy's dtype
+    np.testing.assert_array_equal(jittape.primal(np.real(got_w)), w.real)
+    np.testing.assert_array_equal(jittape.primal(np.imag(got_v)), v.imag)
+    check_grads(_eig_loss, (x,), n_directions=5)
+    h, d = 1e-6, np.linspace(-1.0, 1.0, 9)
+    tangent = jittape.jvp(_eig_loss, (x,), (d,))[1]
+    assert tangent == pytest.approx((_eig_loss(x + h * d) - _eig_loss(x - h * d)) / (2 * h),
+                                    rel=1e-6)
+    tape = jittape.record(_eig_loss, x)
+    tape.save(tmp_path / "eig.npz")
+    for t in (tape, jittape.load(tmp_path / "eig.npz")):
+        v2, g2 = t.value_and_gradient(x * 1.01)
+        assert v2 == pytest.approx(_eig_loss(x * 1.01), rel=1e-12)
+        np.testing.assert_allclose(g2, jittape.grad(_eig_loss)(x * 1.01), rtol=1e-10)
+    with pytest.raises(NotDifferentiableError, match="second-order"):
+        jittape.hvp(_eig_loss)(x, d)
+
+
+def test_eig_closed_forms_and_guard():
+    # [[a, -b], [b, a]] has eigenvalues a +- ib: d Re w / da = 1, d Im w_0 / db = 1
+    def first(p, part):
+        w = np.linalg.eigvals(np.array([[p[0], -p[1]], [p[1], p[0]]]) + 0.0 * p[0])
+        return part(w[0])
+    p = np.array([0.7, 1.3])
+    np.testing.assert_allclose(jittape.grad(lambda p: first(p, np.real))(p), [1.0, 0.0],
+                               atol=1e-14)
+    np.testing.assert_allclose(jittape.grad(lambda p: first(p, np.imag))(p), [0.0, 1.0],
+                               atol=1e-14)
+    # a replay where real eigenvalues turn complex records again (NumPy's dtype changes)
+    def g(x):
+        return np.sum(np.abs(np.linalg.eigvals(np.array([[1.0, x[0]], [x[1], 2.0]]) +
+                                               0.0 * x[0])))
+    f = jittape.taped(g)
+    for x in (np.array([1.0, 1.0]), np.array([1.0, -3.0]), np.array([2.0, 1.5])):
+        np.testing.assert_allclose(f.grad(x), jittape.grad(g)(x), rtol=1e-12)
+        w = np.linalg.eigvals(np.array([[1.0, x[0]], [x[1], 2.0]]))
+        assert f(x) == pytest.approx(np.sum(np.abs(w)), rel=1e-13)
+    assert f.stats.guard_failures >= 1

@@ -133,20 +133,6 @@ def _no_out(out, name):
         raise NotDifferentiableError(f"np.fft.{name}(out=...) on active values")
 
 
-def _no_eig(name):
-    def refuse(a, *args, **kwargs):
-        """Refused with an error that says what to use instead."""
-        from .._base.errors import NotDifferentiableError
-        raise NotDifferentiableError(
-            f"numpy.linalg.{name} of active values (the eigen-decomposition of a general, "
-            f"non-symmetric matrix: complex eigenvalues and eigenvectors) has no derivative "
-            f"rule in jittape yet. For a symmetric matrix use np.linalg.eigh / eigvalsh, which "
-            f"jittape differentiates; for the roots of a polynomial, np.roots is eig of its "
-            f"companion matrix.")
-    return refuse
-
-
 _HANDLERS = {np.fft.fft: fft, np.fft.ifft: ifft, np.fft.rfft: rfft, np.fft.irfft: irfft}
-dispatch.FUNCTIONS.update({np.linalg.eig: _no_eig("eig"), np.linalg.eigvals: _no_eig("eigvals")})
 dispatch.FUNCTIONS.update(_HANDLERS)
 COMPLEX_FUNCTIONS.update(_HANDLERS)

@@ -47,6 +47,10 @@ LAPACK = {
     "lapack_gesdd": ("numba_ez_gesdd", "intc", ("char", "char", "intp", "intp", "float64*",
                                                 "intp", "float64*", "float64*", "intp",
                                                 "float64*", "intp")),
+    # geev(kind, jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr): NumPy's eig, eigvals
+    "lapack_geev": ("numba_ez_rgeev", "intc", ("char", "char", "char", "intp", "float64*",
+                                               "intp", "float64*", "float64*", "float64*",
+                                               "intp", "float64*", "intp")),
     # geqrf(kind, m, n, a, lda, tau) and orgqr(kind, m, n, k, a, lda, tau): NumPy's qr
     "lapack_geqrf": ("numba_ez_geqrf", "intc", ("char", "intp", "intp", "float64*", "intp",
                                                 "float64*")),

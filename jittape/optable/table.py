@@ -13,6 +13,7 @@ from .rules import arrays as A
 from .rules import checkpoint as CP
 from .rules import custom as CU
 from .rules import decomp as D2
+from .rules import eig as EG
 from .rules import elementwise as E
 from .rules import linalg as L2
 from .rules import matfuncs as MF
@@ -39,6 +40,7 @@ _ENTRIES = (
     + CU.CUSTOM_OPS
     + CP.CHECKPOINT_OPS
     + NE.NESTED_OPS
+    + EG.EIG_OPS
 )
 
 for _op in _ENTRIES:
