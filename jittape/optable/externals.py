@@ -76,6 +76,9 @@ BLAS = {
 }
 #: Every external called by symbol: LAPACK drivers and BLAS routines.
 BY_SYMBOL = {**LAPACK, **BLAS}
+#: LAPACK drivers the interpreted tier runs too (``py_<name>``, SciPy's binding of the same
+#: routine); a sweep calling another one waits for its compiled form.
+INTERPRETED_LAPACK = frozenset({"lapack_geev", "lapack_syevd"})
 
 
 def _colmajor(ptr, rows, cols, ld):
@@ -106,6 +109,41 @@ def py_blas_gemm(kind, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, 
     prod = opb.T @ opa.T
     out.T[...] = _scalar(alpha) * prod + (bet * out.T if bet != 0.0 else 0.0)
     return 0
+
+
+def py_lapack_geev(kind, jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr):
+    """:data:`LAPACK`'s ``geev`` through SciPy's binding of the same routine (right
+    eigenvectors only, ``jobvl`` 'N'), with the optimal workspace as Numba's helper asks
+    for it, so the interpreted tier gives the compiled tier's bits without compiling."""
+    from scipy.linalg import lapack
+    if n == 0:
+        return 0
+    mat = np.array(_colmajor(a, n, n, lda))
+    vectors = jobvr == 86  # 'V'
+    lwork = int(lapack.dgeev_lwork(n, compute_vl=0, compute_vr=int(vectors))[0])
+    w_re, w_im, _, v, info = lapack.dgeev(mat, compute_vl=0, compute_vr=int(vectors),
+                                          lwork=max(lwork, 1))
+    _colmajor(wr, n, 1, n)[:, 0] = w_re
+    _colmajor(wi, n, 1, n)[:, 0] = w_im
+    if vectors:
+        _colmajor(vr, n, n, ldvr)[...] = v
+    return info
+
+
+def py_lapack_syevd(kind, jobz, uplo, n, a, lda, w):
+    """:data:`LAPACK`'s ``syevd`` (eigenvalues and vectors of the ``uplo`` triangle)
+    through SciPy's binding, with the optimal workspaces as Numba's helper asks for them."""
+    from scipy.linalg import lapack
+    if n == 0:
+        return 0
+    mat = _colmajor(a, n, n, lda)
+    lower = int(uplo == 76)  # 'L'
+    lwork, liwork = lapack.dsyevd_lwork(n, compute_v=1, lower=lower)[:2]
+    vals, vecs, info = lapack.dsyevd(np.array(mat), compute_v=1, lower=lower,
+                                     lwork=int(lwork), liwork=int(liwork))
+    _colmajor(w, n, 1, n)[:, 0] = vals
+    mat[...] = vecs
+    return info
 
 
 def py_blas_gemv(kind, trans, m, n, alpha, a, lda, x, beta, y):
@@ -191,8 +229,8 @@ def source(names, decorator):
 def python_source(names):
     """The same names for the interpreted tier (:mod:`jittape.sweeps.tiers`): SciPy's ufuncs, which
     run the same C kernels on a float, so both tiers give the same bits."""
-    blas = [n for n in sorted(names) if n in BLAS]
-    names = [n for n in sorted(names) if n in EXTERNALS]  # LAPACK drivers: compiled only
+    blas = [n for n in sorted(names) if n in BLAS or n in INTERPRETED_LAPACK]
+    names = [n for n in sorted(names) if n in EXTERNALS]  # other LAPACK drivers: compiled only
     out = "".join(f"from jittape.optable.externals import py_{n} as {n}\n" for n in blas)
     if names:
         out += "import scipy.special as _sp\n" + "".join(

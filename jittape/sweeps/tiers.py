@@ -37,7 +37,7 @@ import numpy as np
 
 from . import compile_process, disk_cache
 from .codegen import sweep_source
-from ..optable.externals import LAPACK
+from ..optable.externals import INTERPRETED_LAPACK, LAPACK
 from ..optable.table import OPS
 
 #: A tape runs interpreted while its sweep compiles if it has at most this many values...
@@ -161,11 +161,12 @@ def snapshot(args):
 
 def interpreted(codes, what):
     """The interpreted sweep ``what`` for the op set ``codes``, or None if its rules call
-    LAPACK drivers by symbol (:data:`jittape.optable.externals.LAPACK`: machine code only)."""
+    LAPACK drivers by symbol that only machine code runs (:data:`jittape.optable.externals.
+    LAPACK` less :data:`~jittape.optable.externals.INTERPRETED_LAPACK`)."""
     if codes not in _interpreted:
         source = sweep_source([OPS[c] for c in codes], cache=False, python=True)
         module = None
-        if not any(name in source for name in LAPACK):
+        if not any(name in source for name in LAPACK if name not in INTERPRETED_LAPACK):
             module = types.ModuleType("jittape_sweeps_interpreted")
             exec(compile(source, "<jittape interpreted sweeps>", "exec"), module.__dict__)
         _interpreted[codes] = module
