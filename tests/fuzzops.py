@@ -60,6 +60,15 @@ UNARY = {
     "frozen": ("scipy.stats.norm(0.5, 2.0).logpdf({a})", None),
     "expon": ("scipy.stats.expon.logpdf(0.5 + {a} ** 2, scale=1.5)", None),
     "chi2": ("scipy.stats.chi2.logpdf(0.5 + {a} ** 2, 3.0)", 10),
+    # through complex values and back (jittape.numpy.complex_values)
+    "c_exp": ("np.real(np.exp({a} * (0.3 + 0.7j)))", 10),
+    "c_abs": ("np.abs(np.sin({a} + 0.5j))", 6),
+    "c_log": ("np.imag(np.log({a} + 2j)) + np.real(np.log({a} * 1j - 1.5))", None),
+    "c_sqrt": ("np.real(np.sqrt({a} * 1j + 1.5))", None),
+    "c_div": ("np.real((1 + 2j) / ({a} + 3j)) * np.imag(({a} - 1j) ** 3)", 6),
+    "c_step": ("np.imag(np.cosh({a} + 1e-20j)) * 1e20", 6),  # complex step: sinh(a)
+    "c_fft": ("np.reshape(np.fft.irfft(np.fft.rfft(np.atleast_1d(np.tanh({a}))) * (0.5 - 0.25j),"
+              " n=np.shape(np.atleast_1d({a}))[-1]), np.shape({a}))", None),
 }
 # elementwise with kinks or jumps, at thresholds lo < hi (literals between values of a)
 KINKED = {

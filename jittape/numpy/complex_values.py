@@ -266,10 +266,17 @@ def c_log(x):
 
 
 def c_sqrt(x):
-    """The principal root: ``sqrt((r + a) / 2) + i copysign(sqrt((r - a) / 2), b)``."""
+    """The principal root of ``a + ib``, ``r = |z|``: for ``a >= 0``, ``t = sqrt((r + a) /
+    2)``, ``t + i b / (2t)``; else ``t = sqrt((r - a) / 2)``, ``|b| / (2t) + i copysign(t,
+    b)`` (Kahan's stable form). ``t`` is positive wherever ``z != 0``, so the derivative is
+    finite off the branch cut, also on the real axis (``b = 0``), where the naive
+    ``sqrt((r - a) / 2)`` has an infinite one."""
     a, b = parts(x)
     r = np.hypot(a, b)
-    return make(np.sqrt((r + a) * 0.5), np.copysign(np.sqrt((r - a) * 0.5), b))
+    right = a >= 0.0
+    t = np.sqrt(np.where(right, r + a, r - a) * 0.5)
+    return make(np.where(right, t, np.abs(b) / (2.0 * t)),
+                np.where(right, b / (2.0 * t), np.copysign(t, b)))
 
 
 def c_sin(x):
