@@ -306,3 +306,15 @@ def test_eig_closed_forms_and_guard():
         w = np.linalg.eigvals(np.array([[1.0, x[0]], [x[1], 2.0]]))
         assert f(x) == pytest.approx(np.sum(np.abs(w)), rel=1e-13)
     assert f.stats.guard_failures >= 1
+
+
+def test_sqrt_is_differentiable_on_the_real_axis():
+    # the fuzzer's case: sqrt(v * 1j + 1.5) at v = 0 gave NaN (an infinite partial times 0)
+    def f(p):
+        s = np.sqrt(p[0] + 1j * p[1])
+        return np.real(s) + 3.0 * np.imag(s)
+    for x in (1.5, 0.25):
+        np.testing.assert_allclose(jittape.grad(f)(np.array([x, 0.0])),
+                                   [0.5 / np.sqrt(x), 1.5 / np.sqrt(x)], rtol=1e-14)
+    np.testing.assert_allclose(jittape.grad(lambda z: np.sqrt(z), holomorphic=True)(2.0 + 0j),
+                               0.5 / np.sqrt(2.0), rtol=1e-14)
