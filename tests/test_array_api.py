@@ -47,6 +47,11 @@ CASES = {
                                  ** 2) + np.sum(np.meshgrid(x[:2], x[2:], indexing="ij")[1]),
     "fftshift": lambda x: np.sum(np.fft.fftshift(np.reshape(x, (2, 3))) * np.arange(6.0)
                                  .reshape(2, 3)) + np.sum(np.fft.ifftshift(x, axes=0) * X),
+    "linalg.outer and norms": lambda x: np.sum(np.linalg.outer(x[:3], x[3:]) ** 2) +
+    np.linalg.vector_norm(np.reshape(x, (2, 3)), axis=(0, 1)) +
+    np.sum(np.linalg.vector_norm(np.reshape(x, (2, 3)), axis=1, ord=3, keepdims=True)) +
+    np.linalg.matrix_norm(np.reshape(x, (2, 3))) +
+    np.linalg.matrix_norm(np.reshape(x, (2, 3)), ord=1),
     "unique_values": lambda x: np.sum(np.unique_values(np.round(x * 0.0) + x) ** 2),
     "guarded": lambda x: (np.sum(x[np.argsort(x)] * np.arange(6.0))
                           + np.count_nonzero(x > 0) * x[0] + np.any(x > 1.5) * x[1]

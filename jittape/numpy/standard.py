@@ -157,7 +157,39 @@ def _fftshift(sign, name):
     return shift
 
 
+def linalg_outer(x1, x2, /):
+    """``np.linalg.outer``: ``np.outer`` of two vectors (NumPy's error for other ranks)."""
+    if np.ndim(x1) != 1 or np.ndim(x2) != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are "
+                         f"x1.ndim={np.ndim(x1)} and x2.ndim={np.ndim(x2)}.")
+    return np.outer(x1, x2)
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """``np.linalg.vector_norm``: the vector ``ord``-norm over ``axis`` (None: all
+    elements; a tuple: those axes together), through ``np.linalg.norm`` of the merged axes."""
+    nd = np.ndim(x)
+    axes = tuple(range(nd)) if axis is None else (axis,) if np.ndim(axis) == 0 else \
+        tuple(axis)
+    axes = tuple(a % nd for a in axes) if nd else ()
+    rest = [a for a in range(nd) if a not in axes]
+    moved = np.transpose(x, rest + list(axes)) if nd else x
+    shape = np.shape(moved)[:len(rest)]
+    flat = np.reshape(moved, shape + (-1,))
+    out = np.linalg.norm(flat, ord=ord, axis=-1)
+    if keepdims:
+        out = np.reshape(out, tuple(1 if a in axes else np.shape(x)[a] for a in range(nd)))
+    return out
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """``np.linalg.matrix_norm``: ``np.linalg.norm`` over the last two axes."""
+    return np.linalg.norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
 dispatch.FUNCTIONS.update({
+    np.linalg.outer: linalg_outer, np.linalg.vector_norm: vector_norm,
+    np.linalg.matrix_norm: matrix_norm,
     np.fft.fftshift: _fftshift(1, "fftshift"), np.fft.ifftshift: _fftshift(-1, "ifftshift"),
     np.any: any_, np.all: all_, np.count_nonzero: count_nonzero, np.nonzero: nonzero,
     np.argsort: argsort, np.searchsorted: searchsorted, np.astype: astype,
