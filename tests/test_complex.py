@@ -215,6 +215,8 @@ def test_errors_name_the_fix():
         jittape.vjp(lambda x: x * 2.0, 1.0)[1](1j)
     with pytest.raises(TypeError, match="primal is real"):
         jittape.jvp(lambda x: x, (1.0,), (1j,))
+    with pytest.raises(NotDifferentiableError, match="real parts"):
+        jittape.grad(lambda x: float(x < 1j) * x)(1.0)
 
 
 def test_jacobian_and_hessian_in_jaxs_conventions():

@@ -24,7 +24,7 @@ from .._base.errors import (ActiveConversionError, MixedRecordings, NotDifferent
                             check_ufunc_call)
 from .ndarray_methods import NdarrayMethods
 from ..optable.table import OPS
-from .primal_values import C_FORMS, UFUNC_OF, NUMBER, scalar_primal
+from .primal_values import C_FORMS, UFUNC_OF, NUMBER, check_const, scalar_primal
 from ..optable.table import codes as K
 
 
@@ -444,16 +444,6 @@ def binary(opc, x, y):
     shape = np.shape(z)
     xn, yn = as_node(t, x, shape), as_node(t, y, shape)
     return new_active(Active, t, opc, xn._i, yn._i, 0, 0.0, z)
-
-
-def check_const(x):
-    if isinstance(x, (np.ndarray, float, int, np.floating, np.integer, np.bool_, bool, list,
-                      tuple)):
-        if np.iscomplexobj(x):
-            raise NotDifferentiableError("complex values are not supported by jittape")
-        return x
-    raise NotDifferentiableError(
-        f"unsupported operand of type {type(x).__name__} in an operation with an active value")
 
 
 def compare(opc, x, y):

@@ -4,6 +4,7 @@ domain errors), both taken from the op table."""
 
 import numpy as np
 
+from .._base.errors import NotDifferentiableError
 from ..optable.table import OPS
 from ..optable.table import codes as K
 
@@ -48,3 +49,19 @@ def scalar_primal(f, npf, *xs):
             pass
     with np.errstate(all="ignore"):
         return float(npf(*xs))
+
+
+def check_const(x):
+    """``x``, a real constant operand of an operation with an active value; else
+    :class:`NotDifferentiableError` (complex constants reach the arithmetic of
+    :mod:`jittape.numpy.complex_values` before this; here they are comparisons and the like)."""
+    if isinstance(x, (np.ndarray, float, int, complex, np.number, np.bool_, bool, list,
+                      tuple)):
+        if np.iscomplexobj(x):
+            raise NotDifferentiableError(
+                "this operation of an active value with a complex value is not supported "
+                "(complex values support + - * / ** and the functions of README's 'Complex "
+                "numbers'); compare or select with real parts: z.real, np.abs(z)")
+        return x
+    raise NotDifferentiableError(
+        f"unsupported operand of type {type(x).__name__} in an operation with an active value")
