@@ -93,6 +93,12 @@ FUNCTIONS = {
     "irfft": lambda z: np.fft.irfft(z, n=6),
     "irfft odd": lambda z: np.fft.irfft(z, n=5, norm="forward"),
     "fft of a matrix along axis 0": lambda z: np.fft.fft(np.reshape(z, (2, 2)), axis=0),
+    "fft2 and ifftn": lambda z: np.fft.fft2(np.reshape(z, (2, 2))) +
+    np.fft.ifftn(np.reshape(z * W, (2, 2)), axes=(0,)),
+    "rfft2 and irfft2": lambda z: np.ravel(np.fft.irfft2(np.fft.rfft2(
+        np.reshape(np.real(z) * np.imag(z), (2, 2))) * (1 + 1j), s=(2, 2))),
+    "hfft and ihfft": lambda z: np.concatenate([np.fft.hfft(z, n=5),
+                                                np.fft.ihfft(np.real(z), norm="ortho")]),
 }
 
 
@@ -320,3 +326,25 @@ def test_sqrt_is_differentiable_on_the_real_axis():
                                    [0.5 / np.sqrt(x), 1.5 / np.sqrt(x)], rtol=1e-14)
     np.testing.assert_allclose(jittape.grad(lambda z: np.sqrt(z), holomorphic=True)(2.0 + 0j),
                                0.5 / np.sqrt(2.0), rtol=1e-14)
+
+
+@pytest.mark.parametrize("name, kw, real_input", [
+    ("fftn", {}, False), ("ifftn", {"axes": (0, 2)}, False), ("rfftn", {}, True),
+    ("irfftn", {"s": (4, 6), "axes": (1, 2)}, False), ("fft2", {"norm": "ortho"}, False),
+    ("ifft2", {}, False), ("rfft2", {"s": (3, 6)}, True), ("irfft2", {}, False),
+    ("hfft", {"n": 7}, False), ("ihfft", {"norm": "forward"}, True),
+    ("fftn", {"s": (2, 3), "axes": (0, 1)}, False)])
+def test_n_dimensional_fft_values_are_numpys(name, kw, real_input):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(3, 4, 5))
+    data = x if real_input else x + 1j * rng.normal(size=(3, 4, 5))
+    fn = getattr(np.fft, name)
+    want, outs = fn(data, **kw), {}
+
+    def f(p):
+        outs["v"] = fn(p[0] if real_input else p[0] + 1j * p[1], **kw)
+        return np.sum(np.abs(outs["v"]))
+    jittape.grad(f)(np.stack([data.real, data.imag]))
+    got = jittape.primal(np.real(outs["v"])) + 1j * jittape.primal(np.imag(outs["v"]))
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, atol=1e-12 * np.abs(want).max())

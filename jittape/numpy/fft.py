@@ -1,4 +1,5 @@
-"""``np.fft.fft``, ``ifft``, ``rfft`` and ``irfft`` of active values, as DFT matrix products.
+"""``np.fft``'s transforms of active values (``fft``, ``ifft``, ``rfft``, ``irfft``, ``hfft``,
+``ihfft`` and their ``2``/``n`` forms), as DFT matrix products along each axis.
 
 The discrete Fourier transform along an axis is the product with ``W[k, t] =
 exp(-2 pi i k t / n) = C - i S`` (NumPy's definition, ``numpy.fft`` module docs), so for
@@ -127,12 +128,86 @@ def irfft(a, n=None, axis=-1, norm=None, out=None):
     return np.moveaxis(x * f if f != 1.0 else x, -1, axis)
 
 
+_SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def hfft(a, n=None, axis=-1, norm=None, out=None):
+    """``np.fft.hfft``: ``irfft(conj(a))`` with the norm's direction swapped (NumPy's
+    definition)."""
+    _no_out(out, "hfft")
+    return irfft(np.conj(a) if isinstance(a, ComplexActive) else a, n, axis, _SWAP[norm])
+
+
+def ihfft(a, n=None, axis=-1, norm=None, out=None):
+    """``np.fft.ihfft``: ``conj(rfft(a))`` with the norm's direction swapped."""
+    _no_out(out, "ihfft")
+    return np.conj(rfft(a, n, axis, _SWAP[norm]))
+
+
+def _axes(a, s, axes):
+    nd = np.ndim(a)
+    if axes is None:
+        axes = tuple(range(nd - (len(s) if s is not None else nd), nd))
+    axes = tuple(axes)
+    if s is not None and len(s) != len(axes):
+        raise ValueError("Shape and axes have different lengths.")
+    return axes, (tuple(s) if s is not None else (None,) * len(axes))
+
+
+def _many(one, a, s, axes, norm):
+    axes, s = _axes(a, s, axes)
+    for ax, n in zip(axes[::-1], s[::-1]):  # the last axis first, as NumPy's c2c loop
+        a = one(a, n, ax, norm)
+    return a
+
+
+def fftn(a, s=None, axes=None, norm=None, out=None):
+    """``np.fft.fftn``: ``fft`` along each of ``axes`` (the last ``len(s)``, or all)."""
+    _no_out(out, "fftn")
+    return _many(fft, a, s, axes, norm)
+
+
+def ifftn(a, s=None, axes=None, norm=None, out=None):
+    """``np.fft.ifftn``: ``ifft`` along each of ``axes``."""
+    _no_out(out, "ifftn")
+    return _many(ifft, a, s, axes, norm)
+
+
+def rfftn(a, s=None, axes=None, norm=None, out=None):
+    """``np.fft.rfftn``: ``rfft`` along the last of ``axes``, then ``fft`` along the others."""
+    _no_out(out, "rfftn")
+    axes, s = _axes(a, s, axes)
+    a = rfft(a, s[-1], axes[-1], norm)
+    return _many(fft, a, s[:-1], axes[:-1], norm) if len(axes) > 1 else a
+
+
+def irfftn(a, s=None, axes=None, norm=None, out=None):
+    """``np.fft.irfftn``: ``ifft`` along all but the last of ``axes``, then ``irfft``."""
+    _no_out(out, "irfftn")
+    axes, s = _axes(a, s, axes)
+    if len(axes) > 1:
+        a = _many(ifft, a, s[:-1], axes[:-1], norm)
+    return irfft(a, s[-1], axes[-1], norm)
+
+
+def _two(f, name):
+    def transform(a, s=None, axes=(-2, -1), norm=None, out=None):
+        return f(a, s, axes, norm, out)
+    transform.__name__ = name
+    transform.__doc__ = f"``np.fft.{name}``: ``{f.__name__}`` over ``axes=(-2, -1)``."
+    return transform
+
+
 def _no_out(out, name):
     if out is not None:
         from .._base.errors import NotDifferentiableError
         raise NotDifferentiableError(f"np.fft.{name}(out=...) on active values")
 
 
-_HANDLERS = {np.fft.fft: fft, np.fft.ifft: ifft, np.fft.rfft: rfft, np.fft.irfft: irfft}
+_HANDLERS = {np.fft.fft: fft, np.fft.ifft: ifft, np.fft.rfft: rfft, np.fft.irfft: irfft,
+             np.fft.hfft: hfft, np.fft.ihfft: ihfft, np.fft.fftn: fftn, np.fft.ifftn: ifftn,
+             np.fft.rfftn: rfftn, np.fft.irfftn: irfftn, np.fft.fft2: _two(fftn, "fft2"),
+             np.fft.ifft2: _two(ifftn, "ifft2"), np.fft.rfft2: _two(rfftn, "rfft2"),
+             np.fft.irfft2: _two(irfftn, "irfft2")}
 dispatch.FUNCTIONS.update(_HANDLERS)
 COMPLEX_FUNCTIONS.update(_HANDLERS)
