@@ -52,6 +52,10 @@ CASES = {
     np.sum(np.linalg.vector_norm(np.reshape(x, (2, 3)), axis=1, ord=3, keepdims=True)) +
     np.linalg.matrix_norm(np.reshape(x, (2, 3))) +
     np.linalg.matrix_norm(np.reshape(x, (2, 3)), ord=1),
+    "multi_dot and cond": lambda x: np.linalg.multi_dot([x[:2], np.ones((2, 3)) + x[2],
+                                                          np.reshape(x, (3, 2)), x[4:]]) +
+    np.linalg.cond(np.reshape(x[:4], (2, 2)) + 3.0 * np.eye(2)) +
+    np.linalg.cond(np.reshape(x[2:], (2, 2)) + 3.0 * np.eye(2), 1),
     "unique_values": lambda x: np.sum(np.unique_values(np.round(x * 0.0) + x) ** 2),
     "guarded": lambda x: (np.sum(x[np.argsort(x)] * np.arange(6.0))
                           + np.count_nonzero(x > 0) * x[0] + np.any(x > 1.5) * x[1]
@@ -212,3 +216,19 @@ def test_logsumexp_return_sign_with_negative_weights():
     assert value == pytest.approx(f(X), rel=1e-13)
     check_grads(f, (X,))
     assert f(X) < 0  # the sum is negative here: the sign matters
+
+
+def test_multi_dot_is_numpys_to_the_bit():
+    rng = np.random.default_rng(0)
+    arrays = [rng.normal(size=3), rng.normal(size=(3, 7)), rng.normal(size=(7, 2)),
+              rng.normal(size=(2, 5)), rng.normal(size=(5, 4)), rng.normal(size=4)]
+    for chain in (arrays[1:4], arrays[1:5], arrays, arrays[:3], arrays[1:]):
+        seen = {}
+
+        def f(s):
+            seen["r"] = np.linalg.multi_dot([chain[0] * s] + chain[1:])
+            return np.sum(seen["r"])
+        jittape.grad(f)(1.0)
+        want = np.linalg.multi_dot(chain)
+        got = jittape.primal(seen["r"])
+        assert np.shape(got) == np.shape(want) and np.array_equal(got, want)

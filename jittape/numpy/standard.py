@@ -187,7 +187,66 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     return np.linalg.norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
+def _chain_order(shapes):
+    """The split points of the cheapest parenthesization of a matrix chain (the textbook
+    dynamic programme, Cormen et al., "Introduction to Algorithms", sec. 15.2; NumPy's
+    ``multi_dot`` runs the same one, strict ``<``, so ties break alike)."""
+    p = [shapes[0][0]] + [sh[1] for sh in shapes]
+    n = len(shapes)
+    m = [[0.0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            m[i][j] = float("inf")
+            for k in range(i, j):
+                q = m[i][k] + m[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if q < m[i][j]:
+                    m[i][j], split[i][j] = q, k
+    return split
+
+
+def multi_dot(arrays, *, out=None):
+    """``np.linalg.multi_dot``: NumPy's parenthesization (by shapes), each product a
+    recorded ``np.dot``; vectors at the ends as NumPy treats them."""
+    if out is not None:
+        raise NotDifferentiableError("np.linalg.multi_dot(out=...) on active values")
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    if len(arrays) == 2:
+        return np.dot(arrays[0], arrays[1])
+    first, last = np.ndim(arrays[0]), np.ndim(arrays[-1])
+    if first == 1:
+        arrays[0] = np.reshape(arrays[0], (1, -1))
+    if last == 1:
+        arrays[-1] = np.reshape(arrays[-1], (-1, 1))
+    if any(np.ndim(a) != 2 for a in arrays):
+        raise np.linalg.LinAlgError("multi_dot: every array but the first and last must be "
+                                    "two-dimensional")
+    split = _chain_order([np.shape(a) for a in arrays])
+
+    def product(i, j):
+        return arrays[i] if i == j else np.dot(product(i, split[i][j]),
+                                               product(split[i][j] + 1, j))
+    result = product(0, len(arrays) - 1)
+    if first == 1 and last == 1:
+        return result[0, 0]
+    return np.ravel(result) if first == 1 or last == 1 else result
+
+
+def cond(x, p=None):
+    """``np.linalg.cond``: ``s_max / s_min`` of the singular values for ``p`` None, 2 (and
+    ``s_min / s_max`` for -2), else ``norm(x, p) norm(inv(x), p)`` (NumPy's definitions)."""
+    if p is None or p == 2 or p == -2:
+        s = np.linalg.svdvals(x)
+        return s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+    return np.linalg.norm(x, p, axis=(-2, -1)) * np.linalg.norm(np.linalg.inv(x), p,
+                                                              axis=(-2, -1))
+
+
 dispatch.FUNCTIONS.update({
+    np.linalg.multi_dot: multi_dot, np.linalg.cond: cond,
     np.linalg.outer: linalg_outer, np.linalg.vector_norm: vector_norm,
     np.linalg.matrix_norm: matrix_norm,
     np.fft.fftshift: _fftshift(1, "fftshift"), np.fft.ifftshift: _fftshift(-1, "ifftshift"),
