@@ -103,6 +103,13 @@ FIXED = {
     y = jittape.checkpoint_loop(step, 3, x, 0.5, snapshots=2)
     return np.sum(g(g(x, 0.5), 0.5) * x) + np.sum(y) + np.sum(sin_mul(x, x[::-1]))
 """, [0.3, -0.5, 1.2]),
+    "complex": ("""def f(x):
+    z = x[:4] * (0.5 + 1j) + np.exp(1j * x[4:8])
+    w = np.linalg.eigvals(np.reshape(x[:9], (3, 3)) + np.diag([0.0, 3.0, 6.0]))
+    s = np.fft.irfft(np.fft.rfft(x) * (1.0 - 0.5j), n=x.size)
+    return np.sum(np.abs(np.fft.fft(z)) ** 2) + np.sum(np.real(w)) + np.sum(s * x) + np.sum(
+        np.imag(np.sqrt(z + 2.0)))
+""", [0.3, -0.5, 1.2, 0.8, 0.1, -0.7, 0.4, 0.9, 1.1]),
     "nested": ("""def f(x):
     g = jittape.grad(lambda z: np.sum(np.sin(z) * z ** 2))(x)
     t = jittape.jvp(lambda z: np.exp(0.3 * z) * z, (x,), (x[::-1],))[1]
