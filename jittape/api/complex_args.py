@@ -41,11 +41,20 @@ def from_pair(p):
     return p[..., 0] + 1j * p[..., 1]
 
 
+def _number_or_array(v):
+    """A 0-d complex result as a Python ``complex``, as NumPy's scalars convert."""
+    return complex(v) if np.ndim(v) == 0 else v
+
+
+def _pairs(args, cplx):
+    """``args`` with the complex ones (indices ``cplx``) as real pairs."""
+    return tuple(to_pair(a) if n in cplx else a for n, a in enumerate(args))
+
+
 def conj_gradient(g):
-    """The real gradient of a pair, ``(g_x, g_y)``, as ``g_x - i g_y``."""
+    """The real gradient of a pair, ``(g_x, g_y)`` (last axis), as ``g_x - i g_y``."""
     g = np.asarray(g)
-    out = g[..., 0] - 1j * g[..., 1]
-    return complex(out) if out.ndim == 0 else out
+    return _number_or_array(g[..., 0] - 1j * g[..., 1])
 
 
 def primal_complex(out):
@@ -53,9 +62,7 @@ def primal_complex(out):
     def primal(v):
         return v._v if isinstance(v, Active) else v
     if isinstance(out, ComplexActive):
-        re, im = primal(out.re), primal(out.im)
-        v = np.asarray(re) + 1j * np.asarray(im)
-        return complex(v) if v.ndim == 0 else v
+        return _number_or_array(np.asarray(primal(out.re)) + 1j * np.asarray(primal(out.im)))
     return primal(out)
 
 
@@ -119,8 +126,7 @@ def value_and_grad(vg, f, args, kwargs, single, nums, holomorphic):
         raise TypeError("grad with holomorphic=True requires complex inputs: every "
                         "differentiated argument must be complex (e.g. z + 0j)")
     g = Realified(f, cplx, "real", holomorphic)
-    real_args = tuple(to_pair(a) if n in cplx else a for n, a in enumerate(args))
-    value, grads = vg(g, real_args, kwargs)
+    value, grads = vg(g, _pairs(args, cplx), kwargs)
     glist = [grads] if single else list(grads)
     glist = [conj_gradient(gr) if n in cplx else gr for gr, n in zip(glist, nums)]
     return (g.value if g.complex_output else value), (glist[0] if single else tuple(glist))
@@ -134,20 +140,18 @@ def complex_cotangent(cotangent):
 
 def complex_value(pair):
     """A real pair (last axis 2) as NumPy's complex value."""
-    v = from_pair(np.asarray(pair))
-    return complex(v) if np.ndim(v) == 0 else v
+    return _number_or_array(from_pair(np.asarray(pair)))
 
 
 def jvp(jvp_real, f, primals, tangents):
     """``jvp`` through the real pair form (``jvp_real`` the real ``jvp``)."""
-    cplx = [n for n, p in enumerate(primals) if is_complex(p)]
+    cplx = complex_argnums(primals, range(len(primals)))
     for n, t in enumerate(tangents):
         if is_complex(t) and n not in cplx:
             raise TypeError(f"jvp: tangent {n} is complex but its primal is real; give the "
                             f"primal a complex dtype (x + 0j)")
     g = Realified(f, cplx, "pairs")
-    out, tan = jvp_real(g, tuple(to_pair(p) if n in cplx else p for n, p in enumerate(primals)),
-                        tuple(to_pair(t) if n in cplx else t for n, t in enumerate(tangents)))
+    out, tan = jvp_real(g, _pairs(primals, cplx), _pairs(tangents, cplx))
     if g.complex_output:
         return g.value, complex_value(tan)
     return out, tan
@@ -155,10 +159,9 @@ def jvp(jvp_real, f, primals, tangents):
 
 def vjp(vjp_real, f, primals):
     """``vjp`` through the real pair form (``vjp_real`` the real ``vjp``)."""
-    cplx = [n for n, p in enumerate(primals) if is_complex(p)]
+    cplx = complex_argnums(primals, range(len(primals)))
     g = Realified(f, cplx, "pairs")
-    out, pullback_real = vjp_real(g, *(to_pair(p) if n in cplx else p
-                                       for n, p in enumerate(primals)))
+    out, pullback_real = vjp_real(g, *_pairs(primals, cplx))
 
     def pullback(cotangent):
         if g.complex_output:
@@ -168,8 +171,6 @@ def vjp(vjp_real, f, primals):
         grads = pullback_real(cotangent)
         return tuple(conj_gradient(gr) if n in cplx else gr for n, gr in enumerate(grads))
     return (g.value if g.complex_output else out), pullback
-def _complex_value(v):
-    return complex(v) if np.ndim(v) == 0 else v
 
 
 def split_output_pair(j, in_ndim):
@@ -190,8 +191,7 @@ def jacobian(jacobian_real, f, args, kwargs, argnum, mode, holomorphic):
     if not cplx:
         raise TypeError("jacobian with holomorphic=True requires a complex argument")
     g = Realified(f, cplx, "pairs")
-    real_args = tuple(to_pair(a) if n in cplx else a for n, a in enumerate(args))
-    j = jacobian_real(g, real_args, kwargs)
+    j = jacobian_real(g, _pairs(args, cplx), kwargs)
     if not g.complex_output:
         raise TypeError("jacobian with holomorphic=True requires a complex output")
     j = np.take(j, 0, axis=-1)  # d/dx: for holomorphic f, f' = d Re f/dx + i d Im f/dx
@@ -204,8 +204,5 @@ def hessian(hessian_real, f, args, kwargs, argnum):
     if not cplx:
         raise TypeError("hessian with holomorphic=True requires a complex argument")
     g = Realified(f, cplx, "real", holomorphic=True)
-    h = hessian_real(g, tuple(to_pair(a) if n in cplx else a for n, a in enumerate(args)),
-                     kwargs)
-    h = np.take(h, 0, axis=np.ndim(args[argnum]))  # u_x. (first pair axis: x)
-    out = h[..., 0] - 1j * h[..., 1]
-    return complex(out) if np.ndim(out) == 0 else out
+    h = hessian_real(g, _pairs(args, cplx), kwargs)
+    return conj_gradient(np.take(h, 0, axis=np.ndim(args[argnum])))  # u_x. (pair axis: x)

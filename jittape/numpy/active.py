@@ -435,8 +435,8 @@ def binary(opc, x, y):
                         z = UFUNC_OF[opc](xv, yv)
                 return new_active(Active, t, copc, act._i, -1, 0, -c if opc == K.SUB and xa else c,
                             z)
-        if type(cst) is complex or getattr(getattr(cst, "dtype", None), "kind", "") == "c":
-            return dispatch.OPERATORS["complex_binary"](opc, x, y)  # x + 1j: complex values
+        if dispatch.has_complex((cst,)):  # x + 1j: complex values
+            return dispatch.OPERATORS["complex_binary"](opc, x, y)
         xv = x._v if xa else check_const(x)
         yv = y._v if ya else check_const(y)
     with np.errstate(all="ignore"):

@@ -9,20 +9,17 @@ products (``dot``, ``matmul``, ``vdot``, ``einsum``, ...) are four real products
 
 import numpy as np
 
-from .complex_values import FUNCTIONS, ComplexActive, add, c_abs, c_angle, make, mul, parts, sub
+from .complex_values import (FUNCTIONS, ComplexActive, add, c_angle, c_conj, is_zero, make, mul,
+                             parts, sub)
 
 
 def _each(f):
     """``f`` applied to both parts of its first argument (other arguments unchanged)."""
     def handler(z, *args, **kwargs):
         a, b = parts(z)
-        return make(f(a, *args, **kwargs), 0.0 if _is_zero(b) else f(b, *args, **kwargs))
+        return make(f(a, *args, **kwargs), 0.0 if is_zero(b) else f(b, *args, **kwargs))
     handler.__name__ = f.__name__
     return handler
-
-
-def _is_zero(v):
-    return type(v) is float and v == 0.0
 
 
 def _sequence(f):
@@ -30,7 +27,7 @@ def _sequence(f):
     def handler(arrays, *args, **kwargs):
         ps = [parts(a) for a in arrays]
         re = [p[0] for p in ps]
-        im = [p[1] if not _is_zero(p[1]) else np.zeros(np.shape(p[0])) for p in ps]
+        im = [p[1] if not is_zero(p[1]) else np.zeros(np.shape(p[0])) for p in ps]
         return make(f(re, *args, **kwargs), f(im, *args, **kwargs))
     handler.__name__ = f.__name__
     return handler
@@ -42,7 +39,7 @@ def _product(f):
         (a, b), (c, d) = parts(x), parts(y)
 
         def p(u, v):
-            return 0.0 if _is_zero(u) or _is_zero(v) else f(u, v, *args, **kwargs)
+            return 0.0 if is_zero(u) or is_zero(v) else f(u, v, *args, **kwargs)
         return make(sub(p(a, c), p(b, d)), add(p(a, d), p(b, c)))
     handler.__name__ = f.__name__
     return handler
@@ -50,9 +47,7 @@ def _product(f):
 
 def vdot(x, y):
     """``np.vdot``: ``sum(conj(x) * y)`` over the flattened arrays."""
-    (a, b), (c, d) = parts(x), parts(y)
-    conj_x = make(a, sub(0.0, b))
-    return np.sum(np.ravel(conj_x) * np.ravel(make(c, d)))
+    return np.sum(np.ravel(c_conj(x)) * np.ravel(make(*parts(y))))
 
 
 def einsum(subscripts, *operands, **kwargs):
@@ -85,13 +80,14 @@ def _real(z):
 
 def _imag(z):
     b = parts(z)[1]
-    return np.zeros(np.shape(parts(z)[0])) if _is_zero(b) else b
+    return np.zeros(np.shape(parts(z)[0])) if is_zero(b) else b
 
 
+# (ufuncs, np.abs and np.conj among them, are complex_values.UFUNCS': NumPy asks
+# __array_ufunc__ for them, never __array_function__)
 FUNCTIONS.update({
-    np.real: _real, np.imag: _imag, np.conj: lambda z: make(*parts(z)).conj(),
-    np.conjugate: lambda z: make(*parts(z)).conj(), np.angle: c_angle, np.abs: c_abs,
-    np.absolute: c_abs, np.iscomplexobj: lambda z: True, np.isrealobj: lambda z: False,
+    np.real: _real, np.imag: _imag, np.angle: c_angle,
+    np.iscomplexobj: lambda z: True, np.isrealobj: lambda z: False,
     np.iscomplex: lambda z: np.imag(z) != 0.0, np.isreal: lambda z: np.imag(z) == 0.0,
     np.shape: lambda z: z.shape, np.ndim: lambda z: z.ndim, np.size: lambda z: z.size,
     np.result_type: lambda *a: np.result_type(*[np.complex128 if isinstance(v, ComplexActive)
@@ -108,7 +104,7 @@ for _f in (np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.expa
     FUNCTIONS[_f] = _each(_f)
 for _f in (np.concatenate, np.stack, np.hstack, np.vstack, np.column_stack, np.dstack):
     FUNCTIONS[_f] = _sequence(_f)
-for _f in (np.dot, np.matmul, np.inner, np.outer, np.tensordot, np.kron, np.multiply):
+for _f in (np.dot, np.matmul, np.inner, np.outer, np.tensordot, np.kron):
     FUNCTIONS[_f] = _product(_f)
 _matmul = FUNCTIONS[np.matmul]
 ComplexActive.__matmul__ = lambda self, y: _matmul(self, y)

@@ -29,21 +29,22 @@ from .._base.errors import ActiveConversionError, NotDifferentiableError
 _C128 = np.dtype(np.complex128)
 
 
-def _zero(v):
+def is_zero(v):
+    """Whether the part ``v`` is the constant 0.0 (a part with no record)."""
     return type(v) is float and v == 0.0
 
 
 def add(p, q):
     """``p + q`` of real parts, a constant 0.0 skipped (no record)."""
-    return p if _zero(q) else q if _zero(p) else p + q
+    return p if is_zero(q) else q if is_zero(p) else p + q
 
 
 def sub(p, q):
-    return p if _zero(q) else -q if _zero(p) else p - q
+    return p if is_zero(q) else -q if is_zero(p) else p - q
 
 
 def mul(p, q):
-    return 0.0 if _zero(p) or _zero(q) else p * q
+    return 0.0 if is_zero(p) or is_zero(q) else p * q
 
 
 def parts(v):
@@ -101,7 +102,7 @@ class ComplexActive:
         return f"ComplexActive(re={self.re!r}, im={self.im!r})"
 
     def conj(self):
-        return ComplexActive(self.re, sub(0.0, self.im))
+        return c_conj(self)
 
     conjugate = conj
 
@@ -238,6 +239,11 @@ def c_pow(x, y):
     return c_exp(c_mul(y, c_log(x)))
 
 
+def c_conj(x):
+    a, b = parts(x)
+    return make(a, sub(0.0, b))
+
+
 def c_neg(x):
     a, b = parts(x)
     return make(sub(0.0, a), sub(0.0, b))
@@ -316,7 +322,7 @@ def _real_predicate(test):
 UFUNCS = {
     np.add: c_add, np.subtract: c_sub, np.multiply: c_mul, np.divide: c_div,
     np.power: c_pow, np.float_power: c_pow, np.negative: c_neg, np.positive: lambda x: +x,
-    np.conjugate: lambda x: make(*parts(x)).conj(), np.absolute: c_abs, np.exp: c_exp,
+    np.conjugate: c_conj, np.absolute: c_abs, np.exp: c_exp,
     np.log: c_log, np.log2: lambda x: c_mul(c_log(x), 1.0 / np.log(2.0)),
     np.log10: lambda x: c_mul(c_log(x), 1.0 / np.log(10.0)), np.sqrt: c_sqrt,
     np.square: lambda x: c_mul(x, x), np.reciprocal: lambda x: c_div(1.0, x),

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import dispatch
 from .complex_values import FUNCTIONS as COMPLEX_FUNCTIONS
-from .complex_values import ComplexActive, add, make, mul, parts, sub
+from .complex_values import ComplexActive, add, is_zero, make, mul, parts, sub
 
 
 def _matrices(n, rows):
@@ -58,14 +58,14 @@ def _length(z, n, axis):
 
 
 def _mm(v, m):
-    return 0.0 if type(v) is float and v == 0.0 else v @ m.T
+    return 0.0 if is_zero(v) else v @ m.T
 
 
 def _transform(z, n, axis, norm, inverse, rows=None):
     n = _length(z, n, axis)
     a, b = parts(z)
     a = _last(a, axis, n)
-    b = b if type(b) is float else _last(b, axis, n)
+    b = b if is_zero(b) else _last(b, axis, n)
     c, s = _matrices(n, n if rows is None else rows)
     if inverse:  # W^H = C + i S
         re, im = sub(_mm(a, c), _mm(b, s)), add(_mm(b, c), _mm(a, s))
@@ -111,19 +111,17 @@ def irfft(a, n=None, axis=-1, norm=None, out=None):
     half = n // 2 + 1
     re, im = parts(a)
     re = _last(re, axis, half)
-    im = im if type(im) is float else _last(im, axis, half)
-    k = np.arange(half)[:, None]
-    t = np.arange(n)[None, :]
-    angle = 2.0 * np.pi * ((k * t) % n) / n
+    im = im if is_zero(im) else _last(im, axis, half)
     w = np.full((half, 1), 2.0)
     w[0] = 1.0
     if n % 2 == 0:
         w[-1] = 1.0
-    cos, sin = w * np.cos(angle), w * np.sin(angle)
+    cos, sin = _matrices(n, half)
+    cos, sin = w * cos, w * sin
     sin[0] = 0.0  # the imaginary part of the zero-frequency term is ignored
     if n % 2 == 0:
         sin[-1] = 0.0  # and that of the Nyquist term
-    x = sub(re @ cos, 0.0 if type(im) is float else im @ sin)
+    x = sub(re @ cos, 0.0 if is_zero(im) else im @ sin)
     f = _scale(n, norm, True)
     return np.moveaxis(x * f if f != 1.0 else x, -1, axis)
 
