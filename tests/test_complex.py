@@ -223,6 +223,18 @@ def test_errors_name_the_fix():
         jittape.jvp(lambda x: x, (1.0,), (1j,))
     with pytest.raises(NotDifferentiableError, match="real parts"):
         jittape.grad(lambda x: float(x < 1j) * x)(1.0)
+    with pytest.raises(TypeError, match="real-valued output"):  # a real argument
+        jittape.grad(lambda x: x * 1j)(1.0)
+
+
+def test_complex_constant_arguments_are_not_differentiated():
+    # a complex argument that argnums leaves out reaches f unchanged (it recursed before)
+    assert jittape.grad(lambda x, c: np.abs(x * c) ** 2)(1.5, 1 + 1j) == pytest.approx(6.0)
+    g = jittape.grad(lambda z, c: np.abs(z * c) ** 2)(1 + 1j, 2 + 0j)
+    assert g == pytest.approx(2 * np.conj(1 + 1j) * 4)
+    np.testing.assert_allclose(jittape.jacobian(lambda x, c: np.abs(x * c))(
+        np.array([1.5, 2.0]), 1 + 1j), np.sqrt(2.0) * np.eye(2), rtol=1e-14)
+    check_grads(lambda x, c: np.sum(np.real(np.exp(x * c))), (X, 0.3 - 0.2j))
 
 
 def test_jacobian_and_hessian_in_jaxs_conventions():

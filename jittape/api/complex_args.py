@@ -22,6 +22,7 @@ import numpy as np
 
 from ..numpy.complex_values import ComplexActive
 from ..numpy.active import Active
+from .recording import complex_output_error, normalize_argnums
 
 
 def is_complex(v):
@@ -92,10 +93,7 @@ class Realified:
         if self.output == "pairs":
             return np.stack([np.real(out), np.imag(out)], axis=-1)
         if not self.holomorphic:
-            raise TypeError(
-                f"grad requires a real-valued output; {_name(self.f)} returned a complex "
-                f"value. For a holomorphic function pass holomorphic=True (its derivative "
-                f"f'(z)), or differentiate a real function of it (np.abs(z) ** 2, z.real).")
+            raise complex_output_error(self.f)
         return np.real(out)
 
 
@@ -105,6 +103,15 @@ def _name(f):
 
 def complex_argnums(args, nums):
     return [n for n in nums if is_complex(args[n])]
+
+
+def differentiates_complex(args, argnums):
+    """Whether an argument ``argnums`` differentiates is plain complex data (a complex
+    constant argument is not: it reaches ``f`` unchanged). Cheap when no argument is
+    complex: this is on every eager call."""
+    if not any_complex(args):
+        return False
+    return bool(complex_argnums(args, normalize_argnums(argnums, len(args))[1]))
 
 
 def any_complex(values):
@@ -184,12 +191,12 @@ def jacobian(jacobian_real, f, args, kwargs, argnum, mode, holomorphic):
     """``jacobian`` with complex arguments (``holomorphic=True``: ``f'(z)``, JAX's
     convention; complex arguments of a non-holomorphic ``f`` raise, as in JAX)."""
     cplx = complex_argnums(args, (argnum,))
+    if not cplx:
+        raise TypeError("jacobian with holomorphic=True requires a complex argument")
     if not holomorphic:
         raise TypeError("jacobian of a complex argument requires holomorphic=True (then it "
                         "is f'(z)); for a non-holomorphic function differentiate the real "
                         "pair (z.real, z.imag)")
-    if not cplx:
-        raise TypeError("jacobian with holomorphic=True requires a complex argument")
     g = Realified(f, cplx, "pairs")
     j = jacobian_real(g, _pairs(args, cplx), kwargs)
     if not g.complex_output:

@@ -69,7 +69,7 @@ def value_and_grad(f, argnums=0, holomorphic=False):
     """
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
-        if holomorphic or complex_args.any_complex(args):
+        if holomorphic or complex_args.differentiates_complex(args, argnums):
             return _complex(f, args, kwargs, argnums, holomorphic)
         return nesting.route(args, lambda: nesting.gradients(f, args, kwargs, argnums, True),
                              lambda: _value_and_grad(f, args, kwargs, argnums))
@@ -107,7 +107,7 @@ def grad(f, argnums=0, holomorphic=False):
 
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
-        if holomorphic or complex_args.any_complex(args):
+        if holomorphic or complex_args.differentiates_complex(args, argnums):
             return _complex(f, args, kwargs, argnums, holomorphic)[1]
         return nesting.route(args, lambda: nesting.gradients(f, args, kwargs, argnums, False)[1],
                              lambda: _value_and_grad(f, args, kwargs, argnums)[1])

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..optable.table import codes as K
 from ..numpy.active import Active, new_active
+from ..numpy.complex_values import ComplexActive
 from ..numpy import prealloc
 from ..numpy.object_arrays import to_active
 from .._base.errors import NonScalarOutputError, NotDifferentiableError, clearer
@@ -24,7 +25,7 @@ from ..scipy import stats as _scipy_stats
 from ..scipy import composed as _scipy_composed
 from ..scipy import linalg as _scipy_linalg
 from ..scipy import hooks as _scipy_hooks
-from ..scipy import array_api as _scipy_array_api  # noqa: F401  (SciPy's xp route, while recording)
+from ..scipy import array_api as _scipy_array_api  # noqa: F401  (SciPy's xp route)
 from ..tape.arrays import Recorder
 
 _scipy_hooks.install()  # SciPy modules imported later are wrapped as they load
@@ -251,8 +252,20 @@ def input_record(rec, x):
     return a
 
 
+def complex_output_error(f):
+    """The error of ``grad`` given a function ``f`` with a complex output (JAX's rule)."""
+    return TypeError(
+        f"grad requires a real-valued output; {getattr(f, '__name__', 'f')} returned a "
+        f"complex value. For a holomorphic function of complex arguments pass "
+        f"holomorphic=True (its derivative f'(z)), or differentiate a real function of it "
+        f"(np.abs(z) ** 2, z.real).")
+
+
 def check_output(out, f):
     name = getattr(f, "__name__", "f")
+    if isinstance(out, (ComplexActive, complex, np.complexfloating)) or \
+            type(out) is np.ndarray and out.dtype.kind == "c":
+        raise complex_output_error(f)
     if isinstance(out, Active):
         if type(out._v) is float:
             return out

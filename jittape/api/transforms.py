@@ -213,7 +213,7 @@ def jacobian(f, argnums=0, mode="auto", holomorphic=False):
         raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
 
     def jac_f(*args, **kwargs):
-        if holomorphic or complex_args.any_complex(args):
+        if holomorphic or complex_args.differentiates_complex(args, argnums):
             return complex_args.jacobian(
                 lambda g, a, kw: jacobian(g, argnums, mode)(*a, **kw), f, args, kwargs,
                 argnums, mode, holomorphic)
