@@ -69,7 +69,7 @@ def searchsorted(a, v, side="left", sorter=None):
     if isinstance(a, Active) or isinstance(v, Active):
         cmp = K.LE if side == "left" else K.LT
         a1 = np.ravel(a if sorter is None else np.take(a, sorter))
-        guard(compare(cmp, np.expand_dims(np.ravel(a1), 0), np.expand_dims(np.ravel(v), 1)))
+        guard(compare(cmp, np.expand_dims(a1, 0), np.expand_dims(np.ravel(v), 1)))
     return np.searchsorted(np.asarray(av), vv, side=side, sorter=sorter)
 
 
