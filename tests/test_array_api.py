@@ -232,3 +232,32 @@ def test_multi_dot_is_numpys_to_the_bit():
         want = np.linalg.multi_dot(chain)
         got = jittape.primal(seen["r"])
         assert np.shape(got) == np.shape(want) and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("f, error, match", [
+    (lambda x: np.sum(x.to_device("gpu")), ValueError, "cpu"),
+    (lambda x: np.sum(np.astype(x, np.float64, device="gpu")), ValueError, "device"),
+    (lambda x: np.sum(x[np.argsort(x, order="a")]), NotDifferentiableError, "order"),
+    (lambda x: np.sum(np.matrix_transpose(x)), ValueError, "2 dimensions"),
+    (lambda x: np.sum(np.cumulative_sum(np.reshape(x, (2, 3)))), ValueError, "axis"),
+    (lambda x: np.sum(np.meshgrid(x, x, indexing="xz")[0]), ValueError, "indexing"),
+    (lambda x: np.sum(np.linalg.outer(np.reshape(x, (2, 3)), x)), ValueError,
+     "one-dimensional"),
+    (lambda x: np.linalg.multi_dot([x]), ValueError, "two arrays"),
+    (lambda x: np.sum(np.linalg.multi_dot([x, np.ones((6, 2, 1)), np.ones(1)])),
+     np.linalg.LinAlgError, "two-dimensional"),
+    (lambda x: np.sum(np.linalg.multi_dot([x, np.ones((6, 2))], out=np.empty(2))),
+     NotDifferentiableError, "out="),
+])
+def test_standard_error_paths(f, error, match):
+    with pytest.raises(error, match=match):
+        jittape.grad(f)(X)
+
+
+def test_writing_into_a_0d_comparison_is_refused():
+    def f(x):
+        m = x[0] > 0.0
+        m[()] = 1.0
+        return x[0]
+    with pytest.raises(NotDifferentiableError, match="comparison"):
+        jittape.grad(f)(X)

@@ -360,3 +360,28 @@ def test_n_dimensional_fft_values_are_numpys(name, kw, real_input):
     got = jittape.primal(np.real(outs["v"])) + 1j * jittape.primal(np.imag(outs["v"]))
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, atol=1e-12 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("f, error, match", [
+    (lambda x: np.sum(np.abs(np.einsum("i,i,i->", x * 1j, x, x))), NotDifferentiableError,
+     "two operands"),
+    (lambda x: np.linalg.norm(x * 1j, ord=1), NotDifferentiableError, "ord=1"),
+    (lambda x: np.sum(np.abs(x * 1j + np.array([object()] * 4))), NotDifferentiableError,
+     "object array"),
+    (lambda x: np.sum((x * 1j).astype(np.float64)), NotDifferentiableError, "imaginary"),
+    (lambda x: np.sum(np.abs((x * 1j)[x * 1j])), IndexError, "index"),
+    (lambda x: float(bool(x * 1j)), ValueError, "ambiguous"),
+    (lambda x: np.sum(np.abs(np.asarray(x * 1j))), ActiveConversionError, "np.asarray"),
+    (lambda x: np.sum(np.abs(x % 1j)), NotDifferentiableError, "complex value"),
+    (lambda x: np.sum(np.abs(np.fft.fft(x, norm="sideways"))), ValueError, "norm"),
+    (lambda x: np.sum(np.abs(np.fft.fft(x, n=0))), ValueError, "FFT data points"),
+    (lambda x: np.sum(np.abs(np.fft.irfft(x * 1j, n=0))), ValueError, "FFT data points"),
+    (lambda x: np.sum(np.abs(np.fft.rfft(x * 1j))), TypeError, "complex input"),
+    (lambda x: np.sum(np.abs(np.fft.fft(x, out=np.empty(4, complex)))), NotDifferentiableError,
+     "out="),
+    (lambda x: np.sum(np.abs(np.fft.fftn(np.reshape(x, (2, 2)), s=(2, 2), axes=(0,)))),
+     ValueError, "different lengths"),
+])
+def test_complex_error_paths(f, error, match):
+    with pytest.raises(error, match=match):
+        jittape.grad(f)(Z.real.copy())

@@ -53,7 +53,9 @@ def vdot(x, y):
 def einsum(subscripts, *operands, **kwargs):
     """``np.einsum`` of two operands (complex or real), as four real contractions."""
     if len(operands) != 2:
-        raise NotImplementedError("np.einsum of active complex values: two operands only")
+        from .._base.errors import NotDifferentiableError
+        raise NotDifferentiableError("np.einsum of active complex values: two operands only; "
+                                     "contract the others first")
     return _product(lambda u, v: np.einsum(subscripts, u, v, **kwargs))(*operands)
 
 
