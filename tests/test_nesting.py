@@ -1,13 +1,15 @@
 """Nested differentiation (issue 27, item 5): grad, vjp, jvp, jacobian, hessian and hvp
 called inside a recorded function. Each composition against the forward-over-reverse
 hessian/hvp of the same function and against central differences; closures over outer
-values (perturbation confusion), replay at new points with guards, saved tapes, and the
-clear error at third order."""
+values (perturbation confusion), replay at new points with guards, saved tapes; third and
+fourth derivatives (the recorded reverse sweep), and the clear error where an op has no
+recorded rule."""
 
 import numpy as np
 import pytest
 
 import jittape
+from jittape.ops import codes as K
 from jittape.testing import check_grads
 
 X = np.array([0.3, -1.2, 2.0])
@@ -118,11 +120,60 @@ def test_replayed_and_saved_tapes_differentiate_the_inner_derivative(tmp_path):
                                rtol=1e-12, atol=1e-12)
 
 
-def test_third_derivatives_raise_a_clear_error():
-    with pytest.raises(jittape.NotDifferentiableError, match="third derivatives"):
-        jittape.grad(jittape.grad(jittape.grad(lambda s: s ** 4)))(0.7)
+def test_derivatives_nest_to_any_order():
+    """The recorded reverse sweep: third and fourth derivatives against closed forms."""
+    s = 0.7
+    d3 = jittape.grad(jittape.grad(jittape.grad(lambda z: np.sin(z) * z ** 2)))(s)
+    assert d3 == pytest.approx(-s * s * np.cos(s) - 6 * s * np.sin(s) + 6 * np.cos(s),
+                               rel=1e-13)
+    d4 = jittape.grad(jittape.grad(jittape.grad(jittape.grad(lambda z: np.exp(2 * z)))))(s)
+    assert d4 == pytest.approx(16 * np.exp(2 * s), rel=1e-13)
+    assert jittape.grad(jittape.grad(jittape.grad(jittape.grad(lambda z: z ** 4))))(s) == \
+        pytest.approx(24.0, rel=1e-13)
+    # hvp and hessian (second-order sweeps) of a function that calls grad: third order
+    g = lambda z: np.sum(jittape.grad(lambda y: np.sum(y ** 4))(z) * V)  # noqa: E731
+    np.testing.assert_allclose(jittape.hvp(g)(X, V), 24 * X * V * V, rtol=1e-13)
+    np.testing.assert_allclose(jittape.hessian(g)(X), np.diag(24 * X * V), rtol=1e-13)
+    # the third derivative tensor of sum(x_i^2 x_j) = |x|^2 sum(x)
+    f = lambda z: np.sum(z ** 2) * np.sum(z)  # noqa: E731
+    T = jittape.jacobian(jittape.hessian(f))(X)
+    e = np.eye(3)
+    want = 2 * (e[:, :, None] + e[:, None, :] + e[None, :, :])
+    np.testing.assert_allclose(T, want, rtol=1e-13, atol=1e-13)
+    # a JVP of a JVP of a gradient: v^T T(x) v along v
+    jj = jittape.jvp(lambda z: jittape.jvp(jittape.grad(f), (z,), (V,))[1], (X,), (V,))[1]
+    np.testing.assert_allclose(jj, np.einsum("ijk,j,k->i", want, V, V), rtol=1e-13,
+                               atol=1e-13)
+
+
+@pytest.mark.parametrize("name", ["matrix", "reductions and guards", "indexing"])
+def test_third_derivatives_against_central_differences(name):
+    """d/dx <v, H(x) v> by nesting three levels (grad of grad of grad), against central
+    differences of the forward-over-reverse hvp; the nested levels record no call records
+    (the recorded reverse sweep), and the tape of the third derivative replays."""
+    f = FUNCTIONS[name]
+    k = lambda z: np.vdot(jittape.grad(lambda y: np.vdot(jittape.grad(f)(y), V))(z), V)  # noqa
+    assert {K.NESTED_VJP, K.NESTED_JVP}.isdisjoint(jittape.record(k, X).arrays.op.tolist())
+    third = jittape.grad(k)(X)
+    hvv = lambda z: np.vdot(jittape.hvp(f)(z, V), V)  # noqa: E731
+    np.testing.assert_allclose(k(X), hvv(X), rtol=1e-12)
+    np.testing.assert_allclose(third, _fd_jacobian(hvv, X), rtol=1e-5, atol=1e-6)
+    taped = jittape.taped(k)
+    x2 = X + 0.01
+    np.testing.assert_allclose(taped.grad(X), third, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(taped.grad(x2), jittape.grad(k)(x2), rtol=1e-12, atol=1e-12)
+
+
+def test_third_derivatives_through_an_op_without_a_recorded_rule_raise_a_clear_error():
+    """np.cumprod has no recorded reverse rule: its nested derivative is a call record, and
+    the third order through it raises jittape's error naming the op."""
+    f = lambda s: np.sum(np.cumprod(s) ** 2)  # noqa: E731
+    k = lambda z: np.vdot(jittape.grad(lambda y: np.vdot(jittape.grad(f)(y), V))(z), V)  # noqa
+    np.testing.assert_allclose(k(X), np.vdot(jittape.hvp(f)(X, V), V), rtol=1e-12)
+    with pytest.raises(jittape.NotDifferentiableError, match="runs through cumprod"):
+        jittape.grad(k)(X)
     with pytest.raises(jittape.NotDifferentiableError, match="second-order"):
-        jittape.hvp(lambda z: np.sum(jittape.grad(lambda y: np.sum(y ** 4))(z)))(X, V)
+        jittape.hvp(lambda z: np.sum(jittape.grad(f)(z)))(X, V)
 
 
 def test_logaddexp_hessian_at_a_tie():

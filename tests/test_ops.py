@@ -28,6 +28,7 @@ from jittape.sweeps.codegen import branch, has_second_order
 from jittape.ops import codes as K
 from jittape.ops import BY_NAME, OPS, swept
 from jittape.sweeps.regions import Run
+from jittape.optable.recorded import vjp_of as recorded_rule
 from jittape.testing import check_gradient, check_grads
 
 
@@ -356,6 +357,40 @@ def _check_hvp(spec, f, args, nums, tape):
     np.testing.assert_allclose(bufs[1], bufs[0], rtol=1e-12, atol=1e-13, err_msg=spec.id)
 
 
+def _vdot(gs, vs):
+    return sum(np.sum(g * v) for g, v in zip(gs, vs))
+
+
+def _check_recorded(spec, f, args, nums, tape):
+    """The recorded reverse rule (nesting to any order): ``h(x) = <grad f(x), v>`` with
+    the inner gradient recorded on h's tape has the value of the compiled gradient, h's
+    gradient is the forward-over-reverse ``H v``, and the gradient of ``<grad h(x), v>``
+    (third derivatives) matches central differences of that function along ``u``."""
+    codes = set(tape.arrays.op.tolist())
+    if not all(has_second_order(OPS[c]) for c in codes):
+        return
+    rng = np.random.default_rng(13)
+    v = tuple(rng.standard_normal(np.shape(a)) for a in args)
+    u = tuple(rng.standard_normal(np.shape(a)) for a in args)
+    h = lambda *z: _vdot(jittape.grad(f, nums)(*z), v)  # noqa: E731
+    recorded = all(recorded_rule(c) is not None for c in codes)
+    if recorded:  # the recorded route, not the second-order call record
+        assert K.NESTED_VJP not in jittape.record(h, *args, argnums=nums).arrays.op, spec.id
+    np.testing.assert_allclose(h(*args), _vdot(jittape.grad(f, nums)(*args), v),
+                               rtol=1e-12, atol=1e-12, err_msg=spec.id)
+    np.testing.assert_allclose(_vdot(jittape.grad(h, nums)(*args), u),
+                               _vdot(jittape.hvp(f, nums)(*args, v), u), rtol=1e-9,
+                               atol=1e-10, err_msg=spec.id)
+    if not recorded or spec.hand is not None:
+        return
+    k = lambda *z: _vdot(jittape.grad(h, nums)(*z), v)  # noqa: E731
+    third = _vdot(jittape.grad(k, nums)(*args), u)
+    step = 1e-4
+    fd = (k(*(a + step * d for a, d in zip(args, u))) -
+          k(*(a - step * d for a, d in zip(args, u)))) / (2 * step)
+    assert third == pytest.approx(fd, rel=1e-4, abs=1e-4 * (1 + abs(fd))), spec.id
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=[s.id for s in SPECS])
 def test_rule_against_central_differences(spec):
     rng = np.random.default_rng(0)
@@ -376,6 +411,7 @@ def test_rule_against_central_differences(spec):
     _check_tangent(spec, f, args, nums)
     _check_interpreted_tier(spec, tape)
     _check_hvp(spec, f, args, nums, tape)
+    _check_recorded(spec, f, args, nums, tape)
 
     # replay at a new point: forward and reverse kernels against recording there
     new = _point(spec, np.random.default_rng(1))

@@ -26,6 +26,7 @@ import numpy as np
 from ..numpy import dispatch, prealloc
 from ..numpy.active import Active, const, new_active, tape_of
 from ..numpy.object_arrays import to_active
+from . import recorded_sweep
 from .recording import normalize_argnums
 from ..optable import callpool
 from ..optable.table import OPS, codes as K
@@ -119,11 +120,12 @@ def _copy(v):
 
 
 def _region(t, f, args, kwargs, nums, flats, xs):
-    """Open a region and record ``f`` there with slots (copies of the values ``xs``)
-    standing for the float leaves of ``args[nums]`` (``flats``: their :func:`_flatten`);
-    returns the marker, the slots and f's output as a record inside the region."""
-    r = t.push_scalar(K.CUSTOM_BEGIN, -1, -1, 0, 0.0, 0.0)
-    slots = [new_active(Active, t, K.CUSTOM_SLOT, -1, -1, 0, 0.0, _copy(x._v)) for x in xs]
+    """Record ``f`` with slots (copies of the values ``xs``, ``x * 1.0`` records) standing
+    for the float leaves of ``args[nums]`` (``flats``: their :func:`_flatten`), after a
+    placeholder record that :func:`_to_region` makes a region marker if the derivative takes
+    the second-order route; returns the placeholder, the slots and f's output."""
+    r = t.push_scalar(K.CONST, -1, -1, 0, 0.0, 0.0)
+    slots = [new_active(Active, t, K.MULC, x._i, -1, 0, 1.0, _copy(x._v)) for x in xs]
     call, it = list(args), iter(slots)
     for n, (_, rebuild) in zip(nums, flats):
         call[n] = rebuild(it, lambda c: c)
@@ -131,8 +133,6 @@ def _region(t, f, args, kwargs, nums, flats, xs):
         y = to_active(f(*call, **kwargs))
     if isinstance(y, Active):
         tape_of(y, slots[0])
-        if y._i <= r:  # an outer value returned unchanged: give the region its own record
-            y = new_active(Active, t, K.CUSTOM_ARG, y._i, -1, 0, 0.0, _copy(y._v))
     else:
         try:
             v = np.asarray(y, dtype=np.float64)
@@ -141,6 +141,40 @@ def _region(t, f, args, kwargs, nums, flats, xs):
                             f"take functions returning a float or an array") from None
         y = const(t, v if v.ndim else float(v))
     return r, slots, y
+
+
+def _to_region(t, r, slots, y):
+    """The second-order route: the placeholder ``r`` becomes the region's marker and the
+    slots custom slots (set by the call's rules); returns f's output as a record inside."""
+    ENTRY.pack_into(t.entries, r << 5, K.CUSTOM_BEGIN, -1, -1, 0, 0.0, 0.0)
+    for s in slots:
+        v = ENTRY.unpack_from(t.entries, s._i << 5)[5]
+        ENTRY.pack_into(t.entries, s._i << 5, K.CUSTOM_SLOT, -1, -1, 0, 0.0, v)
+    if y._i <= r:  # an outer value returned unchanged: give the region its own record
+        y = new_active(Active, t, K.CUSTOM_ARG, y._i, -1, 0, 0.0, _copy(y._v))
+    return y
+
+
+def _flat(a):
+    """Active ``a`` as a flat value of its record (free: records are flat)."""
+    return Active(a._t, a._i, np.ravel(np.asarray(a._v, dtype=np.float64)))
+
+
+def _shaped(v, shape):
+    """A flat adjoint ``v`` (active, plain, or None for zero) in ``shape``."""
+    if v is None:
+        return np.zeros(shape) if shape else 0.0
+    if isinstance(v, Active):
+        return Active(v._t, v._i, float(v._v[0]) if not shape else v._v.reshape(shape))
+    return np.reshape(v, shape) if shape else float(np.ravel(v)[0])
+
+
+def _recorded_vjp(t, r, slots, y, w):
+    """The slots' adjoints of ``<w, y>`` by the recorded reverse sweep, or None."""
+    if y._i <= r:  # f's output does not depend on the slots
+        return [None] * len(slots)
+    return recorded_sweep.reverse(t, slots[0]._i, [s._i for s in slots],
+                                  [(y._i, w)])
 
 
 def _close(t, code, r, parts, n, f, shape):
@@ -208,6 +242,11 @@ def vjp_record(f, args, kwargs, nums, w, scalar=False):
     elif np.shape(wv._v) != np.shape(y._v):
         raise ValueError(f"vjp: cotangent of shape {np.shape(wv._v)} for an output of shape "
                          f"{np.shape(y._v)}")
+    adj = _recorded_vjp(t, r, slots, y, _flat(wv))
+    if adj is not None:
+        it = iter([_shaped(a, np.shape(x._v)) for a, x in zip(adj, xs)])
+        return [rebuild(it, lambda c: None) for _, rebuild in flats]
+    y = _to_region(t, r, slots, y)
     size = sum(int(np.size(x._v)) for x in xs)
     shape = np.shape(xs[0]._v) if len(xs) == 1 else (size,)
     v = _close(t, K.NESTED_VJP, r, [wv, *xs, *slots, y], len(xs), f, shape)
@@ -232,7 +271,29 @@ def jvp_record(f, args, kwargs, nums, tangents):
             raise ValueError(f"jvp: tangent of shape {np.shape(v._v)} for a primal of shape "
                              f"{np.shape(x._v)}")
     r, slots, y = _region(t, f, args, kwargs, nums, flats, xs)
+    out = _recorded_jvp(t, r, slots, y, vs)
+    if out is not None:
+        return out
+    y = _to_region(t, r, slots, y)
     return _close(t, K.NESTED_JVP, r, [y, *xs, *vs, *slots], len(xs), f, np.shape(y._v))
+
+
+def _recorded_jvp(t, r, slots, y, vs):
+    """``J v`` by two recorded reverse sweeps: ``J^T u`` for a seed ``u``, linear in ``u``,
+    then its VJP with respect to ``u`` along ``v`` (the transpose of the transpose), or
+    None if a record on the way has no NumPy rule."""
+    shape = np.shape(y._v)
+    if y._i <= r:
+        return np.zeros(shape) if shape else 0.0
+    u = new_active(Active, t, K.CONST, -1, -1, 0, 0.0, np.zeros(max(int(np.size(y._v)), 1)))
+    adj = _recorded_vjp(t, r, slots, y, u)
+    if adj is None:
+        return None
+    outs = [(a._i, _flat(v)) for a, v in zip(adj, vs) if isinstance(a, Active)]
+    if not outs:
+        return np.zeros(shape) if shape else 0.0
+    jv = recorded_sweep.reverse(t, u._i, [u._i], outs)
+    return None if jv is None else _shaped(jv[0], shape)
 
 
 def value(f, args, kwargs):

@@ -191,6 +191,11 @@ class Op:
     label : callable or None
         ``label(t, i)``: what record ``i`` of tape arrays ``t`` stands for (the user function
         of a custom rule), for messages and printouts.
+    vjp : callable or None
+        Structured ops: the reverse rule as NumPy code, ``vjp(r, g)`` returning the operands'
+        adjoints (:mod:`jittape.optable.recorded`), which the recorded reverse sweep calls on
+        active values so that derivatives nest to any order. None: nesting through the op
+        stops at second order. Elementwise ops need none: theirs comes from the partials.
     no_second : str or None
         Why second order (``hvp``, ``hessian``) refuses a tape holding this op, and what to
         do (``{name}`` as in ``no_forward``); None: the generic message of an op without a
@@ -222,6 +227,7 @@ class Op:
     no_forward: str = None
     label: object = None
     no_second: str = None
+    vjp: object = None
 
     @property
     def arity(self):
@@ -272,12 +278,12 @@ def elementwise(name, kind, numpy, value, partials, doc, scalar=None, uses_c=Fal
 
 def structured(name, numpy, doc, forward, tangent=None, reverse=None, arity=1, checks=False,
                fusion=None, check=None, spec=None, second=None, undefined=None, pattern=None,
-               second_pattern=None):
+               second_pattern=None, vjp=None):
     """A structured entry: kernels written side by side (see the module docstring)."""
     return Op(name, STRUCTURED, tuple(numpy), doc, forward=forward, tangent=tangent,
               reverse=reverse, checks=checks, fusion=fusion, check=check, spec=spec or Spec(),
               second=second, undefined=undefined, _arity=arity, pattern=pattern,
-              second_pattern=second_pattern)
+              second_pattern=second_pattern, vjp=vjp)
 
 
 def region(name, doc, check=None, spec=None):
@@ -293,6 +299,12 @@ def call(name, doc, forward, tangent, reverse, second, check, spec=None, no_forw
     return Op(name, CALL, (), doc, forward=forward, tangent=tangent, reverse=reverse,
               second=second, check=check, spec=spec or Spec(), _arity=-1,
               no_forward=no_forward, label=label, no_second=no_second)
+
+
+class Unsupported(Exception):
+    """A structured op's recorded reverse rule (``vjp``) cannot record this record's
+    adjoint (a scatter-add too wide to pad): the recorded sweep gives up, and nesting takes
+    its second-order route (:mod:`jittape.optable.recorded`)."""
 
 
 def pool_at(t, k, count):

@@ -11,6 +11,8 @@ import math
 import numpy as np
 
 from . import patterns as P
+from .array_vjps import (concat_vjp, cumsum_vjp, extremum_vjp, gather_vjp, slice_vjp,
+                         strided_vjp, sum_vjp)
 from .prod_kernels import (cumprod_forward, cumprod_hvp, cumprod_reverse, cumprod_tangent,
                            prod_forward, prod_hvp, prod_reverse, prod_tangent)
 from ..entry import Spec, bounded, pool_at, structured
@@ -383,35 +385,30 @@ _NONE = "no derivative (integer result); guarded when used"
 INDEXING_OPS = [
     structured("slice", [], "z = x[k:k+n] (contiguous indexing); xbar[k:k+n] += zbar",
                slice_forward, slice_tangent, slice_reverse, fusion="slice", check=slice_check,
-               second="linear",
-               pattern=P.slice_pattern),
+               second="linear", pattern=P.slice_pattern, vjp=slice_vjp),
     structured("gather", [np.broadcast_to, np.transpose],
                "z = x[idx] (indexing, transpose, broadcasting); xbar[idx] += zbar "
                "(scatter-add)", gather_forward, gather_tangent, gather_reverse,
                fusion="gather", check=gather_check, second="linear",
-               pattern=P.gather_pattern),
+               pattern=P.gather_pattern, vjp=gather_vjp),
     structured("concat", [np.concatenate, np.stack], "each part's xbar += its block of zbar",
                concat_forward, concat_tangent, concat_reverse, arity=-1, check=concat_check,
-               second="linear",
-               pattern=P.concat_pattern),
+               second="linear", pattern=P.concat_pattern, vjp=concat_vjp),
 ]
 
 REDUCTION_OPS = [
     structured("sum", [np.sum, np.mean], "xbar[r, t, q] += zbar[r, q]", sum_forward,
                sum_tangent, sum_reverse, fusion="sum", check=layout_check(True, 0),
-               second="linear",
-               pattern=P.reduction_pattern),
+               second="linear", pattern=P.reduction_pattern, vjp=sum_vjp),
     structured("prod", [np.prod], "xbar += zbar * prod of the other factors (exact with zeros)",
                prod_forward, prod_tangent, prod_reverse, check=layout_check(True, 0),
                second=prod_hvp, pattern=P.reduction_pattern),
     structured("max", [np.max, np.amax], "the maximal elements share zbar evenly",
                max_forward, extremum_tangent, extremum_reverse, check=layout_check(False, 0),
-               second="linear",
-               pattern=P.reduction_pattern),
+               second="linear", pattern=P.reduction_pattern, vjp=extremum_vjp),
     structured("min", [np.min, np.amin], "the minimal elements share zbar evenly",
                min_forward, extremum_tangent, extremum_reverse, check=layout_check(False, 0),
-               second="linear",
-               pattern=P.reduction_pattern),
+               second="linear", pattern=P.reduction_pattern, vjp=extremum_vjp),
 ]
 
 CONTROL_OPS = [
@@ -425,8 +422,7 @@ CONTROL_OPS = [
 SCAN_OPS = [
     structured("cumsum", [np.cumsum], "xbar[t] += sum_{s >= t} zbar[s] (a reversed cumsum)",
                cumsum_forward, cumsum_tangent, cumsum_reverse, check=layout_check(True),
-               second="linear",
-               pattern=P.scan_pattern),
+               second="linear", pattern=P.scan_pattern, vjp=cumsum_vjp),
     structured("cumprod", [np.cumprod],
                "xbar[t] += z[t-1] R[t], R[t] = zbar[t] + x[t+1] R[t+1] (exact with zeros)",
                cumprod_forward, cumprod_tangent, cumprod_reverse, check=layout_check(True),
@@ -442,5 +438,6 @@ VIEW_OPS = [
     structured("strided", [], "z = x viewed at an offset with a shape and strides (steps, "
                "columns, transposes, flips: no index array); xbar at those positions += zbar",
                strided_forward, strided_tangent, strided_reverse, fusion="strided",
-               check=strided_check, second="linear", pattern=P.strided_pattern),
+               check=strided_check, second="linear", pattern=P.strided_pattern,
+               vjp=strided_vjp),
 ]

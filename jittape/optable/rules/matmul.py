@@ -164,8 +164,23 @@ def matmul_check(t, i, n, sa, sb):
     return None
 
 
+def matmul_vjp(r, g):
+    # the reverse rule in NumPy (jittape.optable.recorded): Xbar = G Y^T, Ybar = X^T G
+    m, kk, nn, batch = (int(v) for v in r.pool[r.k:r.k + 4])
+    shape = (m, kk, nn) if batch == 1 else (batch, m, kk, nn)
+    G = np.reshape(g, shape[:-3] + (m, nn))
+    out = [None, None]
+    if r.need[0]:
+        Y = np.reshape(r.y, shape[:-3] + (kk, nn))
+        out[0] = np.ravel(np.matmul(G, np.swapaxes(Y, -1, -2)))
+    if r.need[1]:
+        X = np.reshape(r.x, shape[:-3] + (m, kk))
+        out[1] = np.ravel(np.matmul(np.swapaxes(X, -1, -2), G))
+    return out
+
+
 MATMUL = structured("matmul", [np.matmul, np.dot],
                     "Z = X @ Y; Zdot = Xdot Y + X Ydot; Xbar += Zbar Y^T; Ybar += X^T Zbar",
                     matmul_forward, matmul_tangent, matmul_reverse, arity=2,
                     check=matmul_check, second=matmul_hvp, pattern=P.matmul_pattern,
-                    second_pattern=P.matmul_pairs)
+                    second_pattern=P.matmul_pairs, vjp=matmul_vjp)

@@ -25,8 +25,12 @@ records the region reads and ``M = d(J^T w)/d(x, p)``, symmetric in the slots:
   sweep with slot tangents ``v`` and seed ``Tbar``); tangent ``Tdot_i = (H_i v) . (xdot,
   pdot) + (J^T e_i) . vdot``, one sweep per element ``i`` of ``y``.
 
-Their second order would be third derivatives of ``f``, which no sweep computes: both
-refuse it (the message says so). Pool entries (:mod:`jittape.optable.callpool`): the parts
+These records are the second-order route: :mod:`jittape.api.nesting` records the inner
+derivative as ordinary records instead (the recorded reverse sweep, which nests to any
+order) whenever every op it runs through has a recorded reverse rule
+(:mod:`jittape.optable.recorded`). Through the others (``np.linalg`` factorizations,
+``cumprod``, custom rules) it takes these records, whose own second order would be third
+derivatives of ``f``, which no sweep computes: both refuse it, naming the ops. Pool entries (:mod:`jittape.optable.callpool`): the parts
 above in that order, then the marker; ``n`` counts the ``x_q``; the name of ``f``.
 """
 
@@ -61,10 +65,17 @@ def _jvp_layout(t, c):
 
 
 def _third(run, c, bad):
+    from ..recorded import OPS, vjp_of  # (the table is assembled from this module)
+    r, t = int(run.t.b[c]), run.t
+    names = sorted({OPS[int(o)].name for o in t.op[r + 1:c] if OPS[int(o)].kind in
+                    ("unary", "binary", "select", "ternary", "structured") and
+                    vjp_of(int(o)) is None})
     raise NotDifferentiableError(
         f"third derivatives through nested differentiation (record v{bad} inside the "
-        f"derivative of {callpool.label(run.t, c)}): jittape nests derivatives to second "
-        f"order (grad of grad, jacobian of grad, grad of jvp). Differentiate the inner "
+        f"derivative of {callpool.label(t, c)}): derivatives of derivatives nest to any "
+        f"order through ops that have a recorded reverse rule, and this derivative runs "
+        f"through {', '.join(names) or 'a custom rule'}, which has none (`python -m jittape "
+        f"ops` lists them), so it nests to second order only. Differentiate the inner "
         f"function's hvp/hessian instead, or difference the outer level.")
 
 

@@ -1,0 +1,254 @@
+"""Reverse rules written in NumPy, for the recorded reverse sweep (nesting to any order).
+
+The compiled reverse sweep adds adjoints into a buffer. A *recorded* reverse sweep
+(:mod:`jittape.api.recorded_sweep`) instead computes each record's operand adjoints with
+NumPy calls on active values, so the adjoint computation is itself recorded as ordinary
+records on the tape around it and can be differentiated again, to any order: the way
+autograd and PyTorch (``create_graph=True``) nest reverse mode, and CppAD's
+``AD<AD<double>>`` (Griewank & Walther, "Evaluating Derivatives", 2nd ed., sec. 3.3 and
+ch. 5: the reverse sweep is itself an evaluation procedure).
+
+:func:`vjp_of` gives an op's rule ``vjp(r, g)``: ``r`` is a :class:`Rec` (the record's
+operands and value as flat float64 arrays, active or not, and its immediates), ``g`` the
+cotangent of its value (flat, the record's size); it returns one adjoint per operand (in
+:func:`jittape.optable.registry.operands` order, each flat of that operand's size) or None
+where none flows. The rules are NumPy code, so the same function runs on plain arrays:
+the generic checker compares it with the compiled reverse kernel.
+
+* Elementwise ops: generated from the op's partial-derivative expressions, ``xbar = g *
+  dz/dx`` (summed where the operand has size 1 and broadcasts), by evaluating the
+  expression's syntax tree with NumPy: ``math`` functions and the helpers an op's value
+  names become that op's NumPy callable, conditional expressions become ``np.where`` of the
+  recorded comparisons (so a replay at new inputs takes the other branch, as the compiled
+  sweeps do).
+* Structured ops: the entry's ``vjp`` field, written beside its kernels.
+
+An op whose rule cannot be written here (a call the expression evaluator does not know; a
+structured op without ``vjp``) has none: nesting through it stays at second order
+(:mod:`jittape.api.nesting`).
+"""
+
+import ast
+import importlib
+import math
+
+import numpy as np
+
+from .entry import Unsupported  # noqa: F401  (raised by structured rules)
+from .scalar_math import LN10, LN2
+from .registry import OPS
+
+
+class Rec:
+    """One record as a recorded reverse rule sees it.
+
+    Attributes: ``args`` the operands' values (flat float64 arrays, active or not, in
+    :func:`jittape.optable.registry.operands` order; ``x``, ``y``, ``q`` name the first
+    three), ``sizes`` their sizes, ``need`` whether each one's adjoint is wanted (a rule
+    may return None for the others), ``z`` the record's own value (flat), ``n`` its size,
+    ``k`` and ``c`` its immediates, ``pool`` the tape's integer pool (int64 array),
+    ``primals`` the operands' values as plain arrays (for arguments that are constants).
+    """
+
+    __slots__ = ("args", "sizes", "need", "z", "n", "k", "c", "pool", "primals")
+
+    def __init__(self, args, sizes, need, z, n, k, c, pool, primals=None):
+        self.args, self.sizes, self.need, self.z = args, sizes, need, z
+        self.n, self.k, self.c, self.pool = n, k, c, pool
+        self.primals = primals if primals is not None else args
+
+    @property
+    def x(self):
+        return self.args[0]
+
+    @property
+    def y(self):
+        return self.args[1]
+
+    @property
+    def q(self):
+        return self.args[2]
+
+
+def _resolve(f):
+    if isinstance(f, str):  # "scipy.special.name"
+        module, name = f.rsplit(".", 1)
+        return getattr(importlib.import_module(module), name)
+    return f
+
+
+def _where(cond, a, b):
+    if isinstance(cond, (bool, np.bool_)):
+        return a if cond else b
+    return np.where(cond, a, b)
+
+
+def _special(name):
+    return lambda *a: getattr(importlib.import_module("scipy.special"), name)(*a)
+
+
+#: NumPy forms of the calls in partial expressions that no op's value is (an op's value
+#: call, ``math.cos(x)``, maps to that op's NumPy callable).
+EXTRA_CALLS = {
+    "math.sqrt": np.sqrt, "math.log": np.log, "math.copysign": np.copysign,
+    "math.isinf": np.isinf, "math.floor": np.floor, "abs": np.abs, "np.sign": np.sign,
+    "np.trunc": np.trunc, "np.floor": np.floor,
+    "max_share": lambda x, y: _where(x > y, 1.0, _where(x < y, 0.0, 0.5)),
+    "pow_dx": lambda x, c, z: _where(c == 0.0, 0.0, c * x ** (c - 1.0)),
+    "sinh_from_cosh": lambda x, z: np.sinh(x),
+    "cs_psi": _special("digamma"),
+    "trigamma": lambda x: _special("polygamma")(1.0, x),
+}
+NAMES = {"LN2": LN2, "LN10": LN10}
+_CALLS = {}
+
+
+def _calls():
+    if not _CALLS:
+        for op in OPS:
+            if not op.elementwise or op.uses_c or not op.value or not op.numpy:
+                continue
+            node = ast.parse(op.value, mode="eval").body
+            params = [a.id for a in getattr(node, "args", ()) if isinstance(a, ast.Name)]
+            if isinstance(node, ast.Call) and params == ["x", "y", "q"][:len(node.args)]:
+                _CALLS.setdefault(ast.unparse(node.func), op.numpy[0])
+        _CALLS.update(EXTRA_CALLS)
+    return _CALLS
+
+
+class Unknown(Exception):
+    """A partial expression calls something the evaluator has no NumPy form of."""
+
+
+_BIN = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+        ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b,
+        ast.Pow: lambda a, b: a ** b}
+_CMP = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+        ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+        ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+
+
+def _and(a, b):
+    if isinstance(a, (bool, np.bool_)) and isinstance(b, (bool, np.bool_)):
+        return bool(a and b)
+    return np.logical_and(a, b)
+
+
+def _or(a, b):
+    if isinstance(a, (bool, np.bool_)) and isinstance(b, (bool, np.bool_)):
+        return bool(a or b)
+    return np.logical_or(a, b)
+
+
+def evaluate(node, env):
+    """The value of expression tree ``node`` with the names in ``env``, computed by NumPy
+    calls (so on active values it records). Raises :class:`Unknown`."""
+    kind = type(node)
+    if kind is ast.Constant:
+        return node.value
+    if kind is ast.Name:
+        if node.id in env:
+            return env[node.id]
+        if node.id in NAMES:
+            return NAMES[node.id]
+        raise Unknown(node.id)
+    if kind is ast.Attribute and isinstance(node.value, ast.Name) and \
+            node.value.id in ("math", "np") and node.attr in ("nan", "inf", "pi"):
+        return getattr(math, node.attr)
+    if kind is ast.BinOp and type(node.op) in _BIN:
+        return _BIN[type(node.op)](evaluate(node.left, env), evaluate(node.right, env))
+    if kind is ast.UnaryOp and isinstance(node.op, ast.USub):
+        return -evaluate(node.operand, env)
+    if kind is ast.Compare:
+        out, left = True, evaluate(node.left, env)
+        for op, right_node in zip(node.ops, node.comparators):
+            right = evaluate(right_node, env)
+            out, left = _and(out, _CMP[type(op)](left, right)), right
+        return out
+    if kind is ast.BoolOp:
+        combine = _and if isinstance(node.op, ast.And) else _or
+        out = evaluate(node.values[0], env)
+        for v in node.values[1:]:
+            out = combine(out, evaluate(v, env))
+        return out
+    if kind is ast.IfExp:
+        test = evaluate(node.test, env)
+        if isinstance(test, (bool, np.bool_)):  # on constants: one branch
+            return evaluate(node.body if test else node.orelse, env)
+        return np.where(test, evaluate(node.body, env), evaluate(node.orelse, env))
+    if kind is ast.Call and not node.keywords:
+        name = ast.unparse(node.func)
+        f = _calls().get(name)
+        if f is None:
+            raise Unknown(name)
+        return _resolve(f)(*[evaluate(a, env) for a in node.args])
+    raise Unknown(ast.unparse(node))
+
+
+def _known(node):
+    """Whether :func:`evaluate` can evaluate ``node`` (every call and name known)."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and (sub.keywords or
+                                          ast.unparse(sub.func) not in _calls()):
+            return False
+    return True
+
+
+def _elementwise_vjp(op):
+    trees = [None if p == "0.0" else ast.parse(p, mode="eval").body for p in op.partials]
+    if not any(trees) or not all(t is None or _known(t) for t in trees):
+        return None
+
+    fixed = [op.args.index(a) for a in op.constant]  # no derivative: their plain values
+
+    def vjp(r, g):
+        env = dict(zip(("x", "y", "q"), r.args), z=r.z, c=r.c)
+        for i in fixed:
+            env["xyq"[i]] = r.primals[i]
+        out = []
+        for tree, size, need in zip(trees, r.sizes, r.need):
+            if tree is None or not need:
+                out.append(None)
+                continue
+            d = _times(g, tree, env)
+            if size != r.n:  # a broadcast operand (size 1): its contributions add
+                d = np.reshape(np.sum(d), (1,))
+            out.append(d)
+        return out
+    vjp.__name__ = f"{op.name}_vjp"
+    return vjp
+
+
+def _times(g, tree, env):
+    """``g * partial``; a partial of 1 or -1 records no product."""
+    if isinstance(tree, ast.Constant) or isinstance(tree, ast.UnaryOp) and \
+            isinstance(tree.operand, ast.Constant):
+        p = evaluate(tree, env)
+        if p == 1.0:
+            return g
+        if p == -1.0:
+            return -g
+    return g * evaluate(tree, env)
+
+
+_VJPS = {}
+
+
+def vjp_of(code):
+    """The recorded reverse rule of opcode ``code`` (see the module docstring), or None if
+    the op has none. Ops through which no derivative flows have the rule ``no_adjoint``."""
+    if code not in _VJPS:
+        op = OPS[code]
+        if not op.differentiable and op.kind in ("leaf", "unary", "binary", "compare",
+                                                 "select", "ternary", "structured"):
+            _VJPS[code] = no_adjoint
+        elif op.elementwise:
+            _VJPS[code] = _elementwise_vjp(op)
+        else:
+            _VJPS[code] = op.vjp
+    return _VJPS[code]
+
+
+def no_adjoint(r, g):
+    """The rule of an op through which no derivative flows (comparisons, guards)."""
+    return [None] * len(r.args)

@@ -1,0 +1,100 @@
+"""Recorded reverse rules (NumPy code, :mod:`jittape.optable.recorded`) of the indexing,
+reduction and scan entries of :mod:`jittape.optable.rules.arrays`.
+
+Each is the transpose of its op's tangent map, as the compiled reverse kernel beside the
+entry, but written with NumPy calls on flat arrays, so that on active values it records
+ordinary ops whose own rules are again in this table (a scatter-add becomes a gather with
+distinct indices and a sum; a broadcast a strided view): the set of ops these rules record is
+closed, so the recorded sweep nests to any order.
+"""
+
+import numpy as np
+
+from ..entry import Unsupported
+
+#: A scatter-add pads each target's sources to the widest one; beyond this many table
+#: entries per value it gives up (nesting then takes its second-order route).
+PAD_LIMIT = 16
+
+
+def scatter_add(g, pos, size):
+    """``out`` of ``size`` with ``out[pos[j]] += g[j]`` in ``j`` order (the adjoint of a
+    gather), as one gather with distinct indices (each target's sources padded with
+    distinct zeros to the same count) and a sum over the padding axis."""
+    m = pos.size
+    counts = np.bincount(pos, minlength=size)
+    width = int(counts.max()) if m else 1
+    if size * width > PAD_LIMIT * (m + size) + 1024:
+        raise Unsupported("scatter-add too wide")
+    order = np.argsort(pos, kind="stable")
+    starts = np.cumsum(counts) - counts
+    table = np.full(size * width, -1, np.int64)
+    table[pos[order] * width + np.arange(m) - starts[pos[order]]] = order
+    holes = table < 0
+    nholes = int(holes.sum())
+    table[holes] = m + np.arange(nholes)
+    src = np.concatenate([g, np.zeros(nholes)]) if nholes else g
+    out = src[table]
+    return out if width == 1 else np.sum(np.reshape(out, (size, width)), axis=1)
+
+
+def strided_positions(pool, k):
+    """The positions in the operand of a strided view's elements, in C order."""
+    nd, start = int(pool[k]), int(pool[k + 1])
+    pos = np.array(start, np.int64)
+    for d in range(nd):
+        pos = pos[..., None] + np.arange(pool[k + 2 + d]) * pool[k + 2 + nd + d]
+    return pos.ravel()
+
+
+def slice_vjp(r, g):
+    after = r.sizes[0] - r.k - r.n
+    parts = ([np.zeros(r.k)] if r.k else []) + [g] + ([np.zeros(after)] if after else [])
+    return [np.concatenate(parts) if len(parts) > 1 else g]
+
+
+def gather_vjp(r, g):
+    return [scatter_add(g, np.asarray(r.pool[r.k:r.k + r.n], np.int64), r.sizes[0])]
+
+
+def strided_vjp(r, g):
+    return [scatter_add(g, strided_positions(r.pool, r.k), r.sizes[0])]
+
+
+def concat_vjp(r, g):
+    nparts, outer = int(r.pool[r.k]), int(r.pool[r.k + 1])
+    widths = [int(r.pool[r.k + 3 + 2 * q]) for q in range(nparts)]
+    rows = np.reshape(g, (outer, sum(widths))) if outer != 1 else g
+    out, at = [], 0
+    for w, need in zip(widths, r.need):
+        part = None
+        if need:
+            part = rows[at:at + w] if outer == 1 else np.ravel(rows[:, at:at + w])
+        out.append(part)
+        at += w
+    return out
+
+
+def _layout(r):
+    return int(r.pool[r.k]), int(r.pool[r.k + 1]), int(r.pool[r.k + 2])
+
+
+def sum_vjp(r, g):
+    outer, m, inner = _layout(r)
+    return [np.ravel(np.broadcast_to(np.reshape(g, (outer, 1, inner)), (outer, m, inner)))]
+
+
+def extremum_vjp(r, g):
+    # the elements equal to the extremum share its adjoint evenly (the compiled rule's
+    # convention); the comparison is recorded, so a replay finds the new maximisers
+    outer, m, inner = _layout(r)
+    hit = np.where(np.reshape(r.x, (outer, m, inner)) == np.reshape(r.z, (outer, 1, inner)),
+                   1.0, 0.0)
+    ties = np.maximum(np.sum(hit, axis=1, keepdims=True), 1.0)  # none: a NaN extremum
+    return [np.ravel(hit * (np.reshape(g, (outer, 1, inner)) / ties))]
+
+
+def cumsum_vjp(r, g):
+    outer, m, inner = _layout(r)
+    rev = np.reshape(g, (outer, m, inner))[:, ::-1, :]
+    return [np.ravel(np.cumsum(rev, axis=1)[:, ::-1, :])]
