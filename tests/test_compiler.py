@@ -300,6 +300,22 @@ def test_a_size_one_view_of_a_size_one_record_compiles():
                                    rtol=1e-13)
 
 
+def test_a_broadcast_scalar_fused_into_a_loop_compiles():
+    """Regression (found by nesting, whose recorded adjoints broadcast scalar seeds): a
+    strided view (np.broadcast_to) of a scalar record inside a fused loop read the scalar
+    from a buffer slot it does not have (KeyError while generating), so the tape stayed
+    interpreted."""
+    def f(x):
+        b = np.broadcast_to(x[0] * x[1], (5,))
+        return np.sum(np.sin(b * x[2:7]) + b ** 2)
+    x = np.linspace(0.1, 0.9, 7)
+    compiled = jittape.record(f, x).compile()
+    for y in (x, 1.1 * x):
+        v, g = compiled.value_and_gradient(y)
+        assert v == pytest.approx(f(y), rel=1e-13)
+        np.testing.assert_allclose(g, jittape.grad(f)(y), rtol=1e-13)
+
+
 @pytest.mark.parametrize("where", ["estimate", "compile"])
 def test_a_tape_whose_compile_raises_stays_interpreted_with_a_notice(monkeypatch, capfd, where):
     import jittape.api.fastpath as F

@@ -113,6 +113,7 @@ def _pass_notes(st):
 
 _PATTERNS = [
     (r"^third derivatives through nested", lambda m: "third derivatives (order 3 of nesting)"),
+    (r"^second derivatives through (\w+)", lambda m: f"second derivatives of {m.group(1)}"),
     (r"^ufunc (\w+) \(not NumPy's", lambda m: f"scipy.special.{m.group(1)}"),
     (r"^(?:np|numpy)\.linalg\.(\w+) of a stack of matrices", lambda m: f"np.linalg.{m.group(1)} "
                                                                        "of stacked matrices"),

@@ -86,7 +86,7 @@ def _complex(f, args, kwargs, argnums, holomorphic):
 
 def _value_and_grad(f, args, kwargs, argnums):
     """One recording of ``f`` and one reverse sweep (the eager path)."""
-    rec, out, single, nums, treedefs = record_call(f, args, kwargs, argnums)
+    rec, out, single, nums, treedefs = record_call(f, args, kwargs, argnums, first_order=True)
     tape = rec.freeze()
     if isinstance(out, Active):
         adj = regions.adjoints(tape, out._i)

@@ -129,8 +129,12 @@ def _region(t, f, args, kwargs, nums, flats, xs):
     call, it = list(args), iter(slots)
     for n, (_, rebuild) in zip(nums, flats):
         call[n] = rebuild(it, lambda c: c)
-    with prealloc.recording(t):
-        y = to_active(f(*call, **kwargs))
+    t.depth += 1
+    try:
+        with prealloc.recording(t):
+            y = to_active(f(*call, **kwargs))
+    finally:
+        t.depth -= 1
     if isinstance(y, Active):
         tape_of(y, slots[0])
     else:
@@ -165,8 +169,18 @@ def _shaped(v, shape):
     if v is None:
         return np.zeros(shape) if shape else 0.0
     if isinstance(v, Active):
-        return Active(v._t, v._i, float(v._v[0]) if not shape else v._v.reshape(shape))
+        flat = np.ravel(np.asarray(v._v, dtype=np.float64))
+        return Active(v._t, v._i, float(flat[0]) if not shape else flat.reshape(shape))
     return np.reshape(v, shape) if shape else float(np.ravel(v)[0])
+
+
+def _call_record_suffices(t):
+    """Whether this nested derivative may be a call record (second order only): the tape
+    will only be swept to first order (an eager gradient) and no nested derivative
+    around this one records on it. The call record's rules run compiled sweeps; recording
+    the inner sweep costs Python per record (several times the eager time on scalar code),
+    though its tape then replays faster."""
+    return t.first_order and t.depth == 0
 
 
 def _recorded_vjp(t, r, slots, y, w):
@@ -231,6 +245,7 @@ def vjp_record(f, args, kwargs, nums, w, scalar=False):
     t = _tape(list(args) + [w])
     flats, xs = _leaves_of(t, args, nums)
     wv = _operand(t, w)
+    suffices = _call_record_suffices(t)
     r, slots, y = _region(t, f, args, kwargs, nums, flats, xs)
     if scalar:
         if np.size(y._v) != 1:
@@ -242,7 +257,7 @@ def vjp_record(f, args, kwargs, nums, w, scalar=False):
     elif np.shape(wv._v) != np.shape(y._v):
         raise ValueError(f"vjp: cotangent of shape {np.shape(wv._v)} for an output of shape "
                          f"{np.shape(y._v)}")
-    adj = _recorded_vjp(t, r, slots, y, _flat(wv))
+    adj = None if suffices else _recorded_vjp(t, r, slots, y, _flat(wv))
     if adj is not None:
         it = iter([_shaped(a, np.shape(x._v)) for a, x in zip(adj, xs)])
         return [rebuild(it, lambda c: None) for _, rebuild in flats]
@@ -270,8 +285,9 @@ def jvp_record(f, args, kwargs, nums, tangents):
         if np.shape(x._v) != np.shape(v._v):
             raise ValueError(f"jvp: tangent of shape {np.shape(v._v)} for a primal of shape "
                              f"{np.shape(x._v)}")
+    suffices = _call_record_suffices(t)
     r, slots, y = _region(t, f, args, kwargs, nums, flats, xs)
-    out = _recorded_jvp(t, r, slots, y, vs)
+    out = None if suffices else _recorded_jvp(t, r, slots, y, vs)
     if out is not None:
         return out
     y = _to_region(t, r, slots, y)

@@ -14,23 +14,68 @@ runs through it.
 import numpy as np
 
 from ..numpy.active import Active
-from ..optable.recorded import Rec, Unsupported, vjp_of
-from ..optable.registry import operands
+from ..optable.recorded import Rec, Scatter, Unsupported, vjp_of
+from ..optable.registry import OPS, operands
 
 
-def _active_records(frozen, lo, hi, seeds):
+class _Records:
+    """The frozen tape's records as Python lists (fast reads one record at a time), and
+    the active values of the records read so far (each made once)."""
+
+    def __init__(self, frozen, t):
+        self.frozen, self.t = frozen, t
+        self.op, self.a, self.b = frozen.op.tolist(), frozen.a.tolist(), frozen.b.tolist()
+        self.k, self.c, self.off = frozen.k.tolist(), frozen.c.tolist(), frozen.off.tolist()
+        self.arity = [op.arity for op in OPS]
+        self.values = {}
+
+    def operands(self, i):
+        n = self.arity[self.op[i]]
+        if n <= 0:
+            return operands(self.frozen, i) if n < 0 else []
+        ids = [self.a[i]] if self.b[i] < 0 else [self.a[i], self.b[i]]
+        return ids + [self.k[i]] if n == 3 else ids
+
+    def size(self, i):
+        return self.off[i + 1] - self.off[i]
+
+    def scalar(self, i):
+        return self.off[i + 1] - self.off[i] == 1 and i not in self.frozen.shapes
+
+    def primal(self, i):
+        return self.frozen.val[self.off[i]:self.off[i + 1]]
+
+    def value(self, i, scalar):
+        """Record ``i`` as an active value: a float for a scalar record if ``scalar`` (the
+        elementwise rules then record scalar records), else flat."""
+        key = (i, scalar and self.scalar(i))
+        v = self.values.get(key)
+        if v is None:
+            p = self.primal(i)
+            v = self.values[key] = Active(self.t, i, float(p[0]) if key[1] else p)
+        return v
+
+
+def _active_records(recs, lo, hi, seeds):
     """Boolean per record ``lo..hi``: it depends on a record in ``seeds``."""
-    active = np.zeros(hi + 1 - lo, bool)
+    active = [False] * (hi + 1 - lo)
     for s in seeds:
         active[s - lo] = True
     for i in range(lo, hi + 1):
         if not active[i - lo]:
-            active[i - lo] = any(j >= lo and active[j - lo] for j in operands(frozen, i))
+            active[i - lo] = any(j >= lo and active[j - lo] for j in recs.operands(i))
     return active
 
 
-def _value(frozen, t, i):
-    return Active(t, i, frozen.val[frozen.off[i]:frozen.off[i + 1]])
+def _fit(d, scalar):
+    """Adjoint ``d`` (active or plain, any shape of the right size) as a float if
+    ``scalar``, else flat: the same record either way."""
+    if isinstance(d, Active):
+        v = d._v
+        if scalar:
+            return d if type(v) is float else Active(d._t, d._i, float(np.ravel(v)[0]))
+        return d if type(v) is not float and v.ndim == 1 else Active(d._t, d._i, np.ravel(v))
+    return float(np.ravel(d)[0]) if scalar else np.ravel(d)
 
 
 def rollback(t, n, pool):
@@ -50,40 +95,62 @@ def reverse(t, lo, seeds, outputs):
     then recorded)."""
     frozen = t.freeze()
     frozen.pool = frozen.pool.copy()  # a view of t's pool would stop it growing
+    recs = _Records(frozen, t)
     y = max(i for i, _ in outputs)
-    active = _active_records(frozen, lo, y, seeds)
-    visit = [i for i in range(y, lo - 1, -1) if active[i - lo]]
-    rules = {int(frozen.op[i]): vjp_of(int(frozen.op[i])) for i in visit if i not in seeds}
+    active = _active_records(recs, lo, y, seeds)
+    seeds_set = set(seeds)
+    visit = [i for i in range(y, lo - 1, -1) if active[i - lo] and i not in seeds_set]
+    rules = {recs.op[i]: vjp_of(recs.op[i]) for i in visit}
     if any(r is None for r in rules.values()):
         return None
     n, pool = t.n, len(t.pool)
     try:
         with np.errstate(all="ignore"):  # both branches of a where are computed
-            adj = _sweep(t, frozen, lo, visit, rules, outputs, active, set(seeds))
+            adj = _Sweep(recs, lo, active).run(visit, rules, outputs, seeds)
     except Unsupported:
         rollback(t, n, pool)
         return None
     return [adj.get(s) for s in seeds]
 
 
-def _sweep(t, frozen, lo, visit, rules, outputs, active, seeds):
-    adj = {}
-    for i, w in outputs:
-        adj[i] = w if i not in adj else adj[i] + w
-    for i in visit:
-        if i in seeds:  # the seeds keep their adjoints: the sweep stops there
-            continue
-        g = adj.pop(i, None)
-        if g is None:
-            continue
-        ids, off = operands(frozen, i), frozen.off
-        need = [lo <= j and active[j - lo] for j in ids]
-        r = Rec([_value(frozen, t, j) for j in ids], [int(off[j + 1] - off[j]) for j in ids],
-                need, _value(frozen, t, i), int(off[i + 1] - off[i]), int(frozen.k[i]),
-                float(frozen.c[i]), frozen.pool,
-                [frozen.val[off[j]:off[j + 1]] for j in ids])
-        for j, d in zip(ids, rules[int(frozen.op[i])](r, g)):
-            if d is None or j < lo or not active[j - lo]:
-                continue  # (a record before lo is a constant of this derivative)
-            adj[j] = d if j not in adj else adj[j] + d
-    return adj
+class _Sweep:
+    """One recorded reverse sweep: the adjoints so far, by record (dense ones, and the
+    :class:`Scatter` parts of indexed ones, added when the record is reached)."""
+
+    def __init__(self, recs, lo, active):
+        self.recs, self.lo, self.active = recs, lo, active
+        self.adj, self.scattered = {}, {}
+
+    def run(self, visit, rules, outputs, seeds):
+        recs, lo, active = self.recs, self.lo, self.active
+        for i, w in outputs:
+            self.add(i, w)
+        for i in visit:
+            g = self.take(i)
+            if g is None:
+                continue
+            code, ids = recs.op[i], recs.operands(i)
+            scalar = OPS[code].elementwise
+            r = Rec([recs.value(j, scalar) for j in ids], [recs.size(j) for j in ids],
+                    [lo <= j and active[j - lo] for j in ids], recs.value(i, scalar),
+                    recs.size(i), recs.k[i], recs.c[i], recs.frozen.pool,
+                    [recs.primal(j) for j in ids])
+            for j, d in zip(ids, rules[code](r, g if scalar else _fit(g, False))):
+                if d is None or j < lo or not active[j - lo]:
+                    continue  # (a record before lo is a constant of this derivative)
+                if isinstance(d, Scatter):
+                    self.scattered.setdefault(j, []).append(d)
+                else:
+                    self.add(j, d)
+        return {s: self.take(s) for s in seeds}
+
+    def add(self, j, d):
+        d = _fit(d, self.recs.scalar(j))
+        self.adj[j] = d if j not in self.adj else self.adj[j] + d
+
+    def take(self, i):
+        """Record i's adjoint (None: zero), its scattered parts added now."""
+        parts = self.scattered.pop(i, None)
+        if parts:
+            self.add(i, Scatter.total(parts, self.recs.size(i)))
+        return self.adj.pop(i, None)

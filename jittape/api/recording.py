@@ -198,9 +198,11 @@ def pack_grads(treedefs, single, grads):
     return out[0] if single else out
 
 
-def record_call(f, args, kwargs, argnums, vector_output=False):
+def record_call(f, args, kwargs, argnums, vector_output=False, first_order=False):
     """Run ``f`` on active inputs; return (recorder, output active or constant, single,
-    nums, treedefs). With ``vector_output`` the output may be an array (for Jacobians).
+    nums, treedefs). With ``vector_output`` the output may be an array (for Jacobians);
+    ``first_order``: only first-order sweeps will run over the tape (nested derivatives
+    may then take their second-order route, :mod:`jittape.api.nesting`).
 
     A differentiated argument that is a tuple, list or dict is a structure: each of its
     float leaves becomes an input record, in depth-first order.
@@ -210,7 +212,7 @@ def record_call(f, args, kwargs, argnums, vector_output=False):
     _scipy_stats.install()
     _scipy_composed.install()
     _scipy_linalg.install()
-    rec = Recorder()
+    rec = Recorder(first_order)
     args = list(args)
     structured = {}  # argnum -> treedef
     for n in nums:

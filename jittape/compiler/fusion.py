@@ -105,6 +105,9 @@ class Fused:
     def element(self, m):
         """The line computing member m's element j."""
         op, a, b, k, c = self._fields(m)
+        if op.fusion in ("slice", "gather", "strided") and a not in self.mset and \
+                self.gen.size[a] == 1:
+            return f"v{m} = v{a}"  # every element reads a scalar local (a broadcast)
         if op.fusion == "slice":
             return f"v{m} = {self.gen.V(a, f'{k} + j')}" if a not in self.mset \
                 else f"v{m} = v{a}"
@@ -133,6 +136,9 @@ class Fused:
     def _member_reverse(self, m):
         gen = self.gen
         op, a, b, k, c = self._fields(m)
+        if op.fusion in ("slice", "gather", "strided") and a not in self.mset and \
+                gen.size[a] == 1:
+            return [line for line in [self.acc(a, f"g{m}")] if line]  # a broadcast scalar
         if op.fusion == "slice":
             if a in self.mset:
                 return [f"g{a} += g{m}"]

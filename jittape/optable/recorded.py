@@ -11,8 +11,9 @@ ch. 5: the reverse sweep is itself an evaluation procedure).
 :func:`vjp_of` gives an op's rule ``vjp(r, g)``: ``r`` is a :class:`Rec` (the record's
 operands and value as flat float64 arrays, active or not, and its immediates), ``g`` the
 cotangent of its value (flat, the record's size); it returns one adjoint per operand (in
-:func:`jittape.optable.registry.operands` order, each flat of that operand's size) or None
-where none flows. The rules are NumPy code, so the same function runs on plain arrays:
+:func:`jittape.optable.registry.operands` order, each flat of that operand's size), None
+where none flows, or for indexing a :class:`Scatter` (``g`` added at positions of the
+operand), which the sweep adds up once per operand. The rules are NumPy code, so the same function runs on plain arrays:
 the generic checker compares it with the compiled reverse kernel.
 
 * Elementwise ops: generated from the op's partial-derivative expressions, ``xbar = g *
@@ -35,6 +36,7 @@ import math
 import numpy as np
 
 from .entry import Unsupported  # noqa: F401  (raised by structured rules)
+from .rules.array_vjps import Scatter  # noqa: F401  (returned by indexing rules)
 from .scalar_math import LN10, LN2
 from .registry import OPS
 

@@ -49,14 +49,17 @@ ENTRY_DTYPE = np.dtype([("op", "<i4"), ("a", "<i4"), ("b", "<i4"), ("k", "<i4"),
 class Recorder:
     """An open tape being recorded (packed entries in a :class:`bytearray`)."""
 
-    __slots__ = ("entries", "arrays", "pool", "shapes", "inputs")
+    __slots__ = ("entries", "arrays", "pool", "shapes", "inputs", "first_order", "depth")
 
-    def __init__(self):
+    def __init__(self, first_order=False):
         self.entries = bytearray()  # ENTRY per record; an array record's value slot is 0
         self.arrays = {}  # record id -> its value (bytes of float64), for array records
         self.pool = array("q")
         self.shapes = {}  # record id -> shape, for records that are not scalars
         self.inputs = []  # record ids of INPUT records, in argument order
+        # only first-order sweeps will run over this tape (an eager gradient), and how many
+        # nested derivatives are being recorded on it now (jittape.api.nesting)
+        self.first_order, self.depth = first_order, 0
 
     @property
     def n(self):

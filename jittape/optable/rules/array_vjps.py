@@ -47,18 +47,38 @@ def strided_positions(pool, k):
     return pos.ravel()
 
 
+class Scatter:
+    """An adjoint that is ``g`` added at positions ``pos`` of a zero operand: the recorded
+    sweep collects these per record and adds them all in one :func:`scatter_add` when it
+    reaches the record (a loop reading ``x[i]`` n times then costs one scatter, not n
+    arrays of zeros)."""
+
+    __slots__ = ("pos", "g")
+
+    def __init__(self, pos, g):
+        self.pos, self.g = pos, g
+
+    @staticmethod
+    def total(parts, size):
+        """The sum of the Scatters ``parts`` as an array of ``size``."""
+        if len(parts) == 1 and parts[0].pos.size == size and \
+                np.array_equal(parts[0].pos, np.arange(size)):
+            return parts[0].g
+        gs = [np.reshape(p.g, (-1,)) for p in parts]
+        g = gs[0] if len(gs) == 1 else np.concatenate(gs)
+        return scatter_add(g, np.concatenate([p.pos for p in parts]), size)
+
+
 def slice_vjp(r, g):
-    after = r.sizes[0] - r.k - r.n
-    parts = ([np.zeros(r.k)] if r.k else []) + [g] + ([np.zeros(after)] if after else [])
-    return [np.concatenate(parts) if len(parts) > 1 else g]
+    return [Scatter(np.arange(r.k, r.k + r.n), g)]
 
 
 def gather_vjp(r, g):
-    return [scatter_add(g, np.asarray(r.pool[r.k:r.k + r.n], np.int64), r.sizes[0])]
+    return [Scatter(np.asarray(r.pool[r.k:r.k + r.n], np.int64), g)]
 
 
 def strided_vjp(r, g):
-    return [scatter_add(g, strided_positions(r.pool, r.k), r.sizes[0])]
+    return [Scatter(strided_positions(r.pool, r.k), g)]
 
 
 def concat_vjp(r, g):

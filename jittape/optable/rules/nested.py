@@ -67,6 +67,13 @@ def _jvp_layout(t, c):
 def _third(run, c, bad):
     from ..recorded import OPS, vjp_of  # (the table is assembled from this module)
     r, t = int(run.t.b[c]), run.t
+    op = OPS[int(t.op[bad])]
+    if op.kind != "call":  # an op with no second-order rule: second derivatives already
+        raise NotDifferentiableError(
+            f"second derivatives through {op.name} (record v{bad}, inside the derivative of "
+            f"{callpool.label(t, c)} taken in a recorded function): {op.name} has no "
+            f"second-order rule. Differentiate once inside the recorded function, or "
+            f"difference the outer level.")
     names = sorted({OPS[int(o)].name for o in t.op[r + 1:c] if OPS[int(o)].kind in
                     ("unary", "binary", "select", "ternary", "structured") and
                     vjp_of(int(o)) is None})
