@@ -71,8 +71,9 @@ def main(argv=None):
             from .explain.ops_page import ops_markdown
             sys.stdout.write(ops_markdown())
         elif args.command == "ops":
+            from .optable.recorded import nesting
             from .optable.table import format_table
-            print(format_table())
+            print(format_table(nesting))
         elif args.command == "warmup":
             import time
             from .sweeps.disk_cache import cache_dir

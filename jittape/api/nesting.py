@@ -1,17 +1,27 @@
 """Nested differentiation: ``grad``, ``vjp``, ``jvp``, ``jacobian``, ``hessian`` and ``hvp``
 called inside a function that is itself being recorded (``grad(grad(f))``,
-``jacobian(grad(f))``, ``grad(lambda x: jvp(f, (x,), (v,))[1])``).
+``jacobian(grad(f))``, ``grad(lambda x: jvp(f, (x,), (v,))[1])``), to any order.
 
 When an argument of such a call is active on an outer tape, the call records ``f`` on that
-tape inside a region and appends one call record whose value is the derivative (the op
-entries and their rules: :mod:`jittape.optable.rules.nested`): ``nested_vjp`` for
-``J(x)^T w`` (``grad``, ``vjp``, reverse-mode ``jacobian`` rows), ``nested_jvp`` for
-``J(x) v`` (``jvp``, forward-mode ``jacobian`` columns). The outer tape then differentiates
-that record by second-order sweeps of the region, so every mode of the outer tape works
-(gradients, JVPs, replay at new points with guards re-checked, saved tapes), and the results
-are those of the forward-over-reverse ``hvp``. ``f`` may read outer active values it closes
-over; they get their derivatives too. Derivatives of derivatives of derivatives (third
-order) raise :class:`jittape.NotDifferentiableError`: the sweeps stop at second order.
+tape after slots (``x * 1.0`` copies of the arguments) and then takes the derivative one of
+two ways:
+
+* the recorded route (:mod:`jittape.api.recorded_sweep`): the reverse sweep over f's
+  records, recorded as ordinary records by each op's NumPy reverse rule, gives ``J(x)^T w``
+  as active values; ``J(x) v`` is the VJP of ``u -> J(x)^T u`` along ``v`` (two recorded
+  sweeps). Those records differentiate again, so derivatives nest to any order, and the
+  outer tape replays, compiles and saves like any other;
+* the second-order route, when an op on the way has no NumPy rule, or when the outer tape
+  will only be swept to first order (an eager ``grad``; the route is then as fast as a
+  gradient) and no other nested derivative is being recorded around this one: the slots
+  become a region's and one call record holds the derivative (``nested_vjp`` for
+  ``J(x)^T w``, ``nested_jvp`` for ``J(x) v``; the op entries and their rules:
+  :mod:`jittape.optable.rules.nested`), differentiated by second-order sweeps of the
+  region. Its own second order would be a third derivative of ``f``: that raises
+  :class:`jittape.NotDifferentiableError`, naming the ops without a rule.
+
+Either way the results are those of the forward-over-reverse ``hvp``, and ``f`` may read
+outer active values it closes over; they get their derivatives too.
 
 Sources: the perturbation handling follows autograd and CppAD (``AD<AD<double>>``): the
 inner derivative is taken with respect to fresh copies (slots) of the arguments, so a value

@@ -6,6 +6,7 @@ and the table disagree, so the page cannot drift from what the code does.
 
 import numpy as np
 
+from ..optable.recorded import nesting
 from ..optable.table import OPS
 
 # Commonly used NumPy/SciPy functions that raise NotDifferentiableError on active values.
@@ -98,12 +99,18 @@ def ops_markdown():
              "`python -m jittape ops --markdown`; do not edit by hand.", "",
              "Rules are adjoint updates for `y = f(x)` (`z = f(x, y)`): `xbar` is the adjoint "
              "of `x`. Every rule is checked against central differences in "
-             "`tests/test_ops.py`.", "", "## Opcodes and their derivative rules", "",
-             "| opcode | name | NumPy / SciPy | derivative rule |", "|---:|---|---|---|"]
+             "`tests/test_ops.py`.", "",
+             "*Nests*: how deep derivatives of derivatives (`grad(grad(f))`) go through the "
+             "op: to any order where the op has a reverse rule in NumPy (recorded on the "
+             "outer tape), else to second order.", "",
+             "## Opcodes and their derivative rules", "",
+             "| opcode | name | NumPy / SciPy | nests | derivative rule |",
+             "|---:|---|---|---|---|"]
     primitive = {}
     for s in OPS:
         names = ", ".join(f"`{_name(f)}`" for f in s.numpy)
-        lines.append(f"| {s.code} | <a id=\"op-{s.name}\"></a>`{s.name}` | {names} | "
+        depth = {"any": "any order", "2nd": "second order"}.get(nesting(s), "")
+        lines.append(f"| {s.code} | <a id=\"op-{s.name}\"></a>`{s.name}` | {names} | {depth} | "
                      f"{s.rule.replace('|', '&#124;')} |")
         for f in s.numpy:
             primitive.setdefault(_name(f), []).append(s.name)

@@ -13,8 +13,10 @@ operands and value as flat float64 arrays, active or not, and its immediates), `
 cotangent of its value (flat, the record's size); it returns one adjoint per operand (in
 :func:`jittape.optable.registry.operands` order, each flat of that operand's size), None
 where none flows, or for indexing a :class:`Scatter` (``g`` added at positions of the
-operand), which the sweep adds up once per operand. The rules are NumPy code, so the same function runs on plain arrays:
-the generic checker compares it with the compiled reverse kernel.
+operand), which the sweep adds up once per operand. The generic checker
+(``tests/test_ops.py``) checks every rule through a nested gradient: its value against the
+compiled reverse sweep, its derivative against the forward-over-reverse HVP, and the
+derivative of that (third order) against central differences.
 
 * Elementwise ops: generated from the op's partial-derivative expressions, ``xbar = g *
   dz/dx`` (summed where the operand has size 1 and broadcasts), by evaluating the
@@ -254,3 +256,11 @@ def vjp_of(code):
 def no_adjoint(r, g):
     """The rule of an op through which no derivative flows (comparisons, guards)."""
     return [None] * len(r.args)
+
+
+def nesting(op):
+    """How deep derivatives nest through ``op``: ``"any"`` (it has a recorded reverse
+    rule), ``"2nd"`` (the second-order route only), or None (no derivative flows)."""
+    if op.kind in ("leaf", "region", "call") or not op.differentiable:
+        return None
+    return "any" if vjp_of(op.code) is not None else "2nd"

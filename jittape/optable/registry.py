@@ -120,13 +120,16 @@ def _np_name(f):
     return prefix + getattr(f, "__name__", str(f))
 
 
-def format_table():
-    """The op table as text (what ``python -m jittape ops`` prints)."""
-    lines = [f"{'code':>4}  {'name':<12}{'arity':>6}  {'numpy':<34}derivative rule"]
+def format_table(nests=None):
+    """The op table as text (what ``python -m jittape ops`` prints); ``nests(op)``, if
+    given, says how deep derivatives nest through each op (a column)."""
+    head = f"{'nests':<7}" if nests else ""
+    lines = [f"{'code':>4}  {'name':<12}{'arity':>6}  {head}{'numpy':<34}derivative rule"]
     for s in OPS:
         np_names = ", ".join(_np_name(f) for f in s.numpy)
         arity = "n" if s.arity < 0 else str(s.arity)
-        lines.append(f"{s.code:>4}  {s.name:<12}{arity:>6}  {np_names:<34}{s.rule}")
+        col = f"{nests(s) or '-':<7}" if nests else ""
+        lines.append(f"{s.code:>4}  {s.name:<12}{arity:>6}  {col}{np_names:<34}{s.rule}")
     return "\n".join(lines)
 
 

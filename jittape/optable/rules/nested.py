@@ -30,8 +30,10 @@ derivative as ordinary records instead (the recorded reverse sweep, which nests 
 order) whenever every op it runs through has a recorded reverse rule
 (:mod:`jittape.optable.recorded`). Through the others (``np.linalg`` factorizations,
 ``cumprod``, custom rules) it takes these records, whose own second order would be third
-derivatives of ``f``, which no sweep computes: both refuse it, naming the ops. Pool entries (:mod:`jittape.optable.callpool`): the parts
-above in that order, then the marker; ``n`` counts the ``x_q``; the name of ``f``.
+derivatives of ``f``, which no sweep computes: both refuse it, naming the ops.
+
+Pool entries (:mod:`jittape.optable.callpool`): the parts above in that order, then the
+marker; ``n`` counts the ``x_q``; the name of ``f``.
 """
 
 import numpy as np
