@@ -333,8 +333,12 @@ def record(f, *args, argnums=0, **kwargs):
     return record_tape(f, args, kwargs, argnums)
 
 
-def record_tape(f, args, kwargs, argnums):
-    rec, out, single, _, tds = record_call(f, args, kwargs, argnums, vector_output=True)
+def record_tape(f, args, kwargs, argnums, first_order=False):
+    """:func:`record`; ``first_order``: the tape will only be swept to first order (an
+    eager ``jvp``, ``vjp`` or ``jacobian``), so nested derivatives in ``f`` may take their
+    second-order route (:mod:`jittape.api.nesting`)."""
+    rec, out, single, _, tds = record_call(f, args, kwargs, argnums, vector_output=True,
+                                            first_order=first_order)
     if isinstance(out, Active):
         return Tape(rec.freeze(), out._i, np.shape(out._v), None, single, tds)
     return Tape(rec.freeze(), -1, np.shape(out), out if np.ndim(out) else float(out), single,

@@ -12,7 +12,7 @@ import numpy as np
 from . import complex_args, nesting
 from .recording import like_input
 from ..numpy.object_arrays import to_active
-from .tape import record
+from .tape import record, record_tape
 
 
 def jvp(f, primals, tangents):
@@ -150,7 +150,8 @@ def _record_flat(f, primals):
         leaves.append([np.shape(p) for p in parts])
         return np.concatenate([np.ravel(to_active(p)) for p in parts]) if parts else \
             np.zeros(0)
-    return record(flat_f, *primals, argnums=tuple(range(len(primals)))), leaves
+    return record_tape(flat_f, primals, {}, tuple(range(len(primals))), first_order=True), \
+        leaves
 
 
 def _flatten_output(out, parts):
@@ -224,7 +225,7 @@ def jacobian(f, argnums=0, mode="auto", holomorphic=False):
 
 def _jacobian(f, args, kwargs, argnums, mode):
     g = complex_args.Realified(f, (), "pairs")  # a complex output: its real pair
-    tape = record(g, *args, argnums=argnums, **kwargs)
+    tape = record_tape(g, args, kwargs, argnums, first_order=True)
     j = tape.jacobian(mode=mode, _val=tape.arrays.val)
     if g.complex_output:
         return complex_args.split_output_pair(j, np.ndim(args[argnums]))
