@@ -202,6 +202,9 @@ ALLOC = {  # arrays the program allocates, to be filled by later updates (preall
 NESTED = {  # derivatives inside the program: {b} the function of z, {c} the tangent
     "nested_grad": "jittape.grad(lambda z: np.sum({b}))({a})",
     "nested_jvp": "jittape.jvp(lambda z: {c}, ({a},), ({b},))[1]",
+    # a gradient of a gradient: the program's own derivatives are then third order
+    "nested_grad2": "jittape.grad(lambda z: np.sum(jittape.grad(lambda z: np.sum({b}))(z) * "
+                    "np.cos(z)))({a})",
 }
 LOOP_BODIES = ["{acc} + np.sin({r})", "{acc} * np.cos({r})", "np.tanh({acc}) - {r}",
                "0.5 * {acc} + {r}", "{acc} - 0.3 * {r} ** 2", "{acc} * {r}"]

@@ -146,7 +146,7 @@ def test_derivatives_nest_to_any_order():
                                atol=1e-13)
 
 
-@pytest.mark.parametrize("name", ["matrix", "reductions and guards", "indexing"])
+@pytest.mark.parametrize("name", ["matrix", "linalg", "reductions and guards", "indexing"])
 def test_third_derivatives_against_central_differences(name):
     """d/dx <v, H(x) v> by nesting three levels (grad of grad of grad), against central
     differences of the forward-over-reverse hvp; the nested levels record no call records
@@ -165,12 +165,12 @@ def test_third_derivatives_against_central_differences(name):
 
 
 def test_third_derivatives_through_an_op_without_a_recorded_rule_raise_a_clear_error():
-    """np.cumprod has no recorded reverse rule: its nested derivative is a call record, and
+    """np.sort has no recorded reverse rule: its nested derivative is a call record, and
     the third order through it raises jittape's error naming the op."""
-    f = lambda s: np.sum(np.cumprod(s) ** 2)  # noqa: E731
+    f = lambda s: np.sum(np.sort(s) ** 2)  # noqa: E731
     k = lambda z: np.vdot(jittape.grad(lambda y: np.vdot(jittape.grad(f)(y), V))(z), V)  # noqa
     np.testing.assert_allclose(k(X), np.vdot(jittape.hvp(f)(X, V), V), rtol=1e-12)
-    with pytest.raises(jittape.NotDifferentiableError, match="runs through cumprod"):
+    with pytest.raises(jittape.NotDifferentiableError, match="runs through sort"):
         jittape.grad(k)(X)
     with pytest.raises(jittape.NotDifferentiableError, match="second-order"):
         jittape.hvp(lambda z: np.sum(jittape.grad(f)(z)))(X, V)

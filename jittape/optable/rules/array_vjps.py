@@ -118,3 +118,34 @@ def cumsum_vjp(r, g):
     outer, m, inner = _layout(r)
     rev = np.reshape(g, (outer, m, inner))[:, ::-1, :]
     return [np.ravel(np.cumsum(rev, axis=1)[:, ::-1, :])]
+
+
+#: prod's and cumprod's rules build the (m, m) products of "all factors but one" per
+#: reduced line (exact with zeros, as the compiled rules); beyond this many values they give
+#: up (nesting then takes its second-order route).
+PRODUCTS_LIMIT = 1 << 20
+
+
+def _all_but_one(r):
+    """``(outer, m, m, inner)``: row ``t`` holds x with its ``t``-th factor set to 1."""
+    outer, m, inner = _layout(r)
+    if outer * m * m * inner > PRODUCTS_LIMIT:
+        raise Unsupported("products too large to record")
+    eye = np.eye(m, dtype=bool)[None, :, :, None]
+    return np.where(eye, 1.0, np.reshape(r.x, (outer, 1, m, inner))), eye
+
+
+def prod_vjp(r, g):
+    # xbar_t = zbar * prod_{u != t} x_u
+    outer, m, inner = _layout(r)
+    others = np.prod(_all_but_one(r)[0], axis=2)
+    return [np.ravel(others * np.reshape(g, (outer, 1, inner)))]
+
+
+def cumprod_vjp(r, g):
+    # xbar_t = sum_{s >= t} zbar_s prod_{u <= s, u != t} x_u
+    outer, m, inner = _layout(r)
+    rows, eye = _all_but_one(r)
+    later = np.triu(np.ones((m, m), dtype=bool))[None, :, :, None]
+    terms = np.cumprod(rows, axis=2) * np.reshape(g, (outer, 1, m, inner))
+    return [np.ravel(np.sum(np.where(later, terms, 0.0), axis=2))]

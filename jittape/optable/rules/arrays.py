@@ -11,8 +11,8 @@ import math
 import numpy as np
 
 from . import patterns as P
-from .array_vjps import (concat_vjp, cumsum_vjp, extremum_vjp, gather_vjp, slice_vjp,
-                         strided_vjp, sum_vjp)
+from .array_vjps import (concat_vjp, cumprod_vjp, cumsum_vjp, extremum_vjp, gather_vjp,
+                         prod_vjp, slice_vjp, strided_vjp, sum_vjp)
 from .prod_kernels import (cumprod_forward, cumprod_hvp, cumprod_reverse, cumprod_tangent,
                            prod_forward, prod_hvp, prod_reverse, prod_tangent)
 from ..entry import Spec, bounded, pool_at, structured
@@ -402,7 +402,7 @@ REDUCTION_OPS = [
                second="linear", pattern=P.reduction_pattern, vjp=sum_vjp),
     structured("prod", [np.prod], "xbar += zbar * prod of the other factors (exact with zeros)",
                prod_forward, prod_tangent, prod_reverse, check=layout_check(True, 0),
-               second=prod_hvp, pattern=P.reduction_pattern),
+               second=prod_hvp, pattern=P.reduction_pattern, vjp=prod_vjp),
     structured("max", [np.max, np.amax], "the maximal elements share zbar evenly",
                max_forward, extremum_tangent, extremum_reverse, check=layout_check(False, 0),
                second="linear", pattern=P.reduction_pattern, vjp=extremum_vjp),
@@ -426,7 +426,8 @@ SCAN_OPS = [
     structured("cumprod", [np.cumprod],
                "xbar[t] += z[t-1] R[t], R[t] = zbar[t] + x[t+1] R[t+1] (exact with zeros)",
                cumprod_forward, cumprod_tangent, cumprod_reverse, check=layout_check(True),
-               spec=Spec(lo=0.5), second=cumprod_hvp, pattern=P.scan_pattern),
+               spec=Spec(lo=0.5), second=cumprod_hvp, pattern=P.scan_pattern,
+               vjp=cumprod_vjp),
     structured("sort", [np.sort], "z = x[perm]; xbar[perm] += zbar (the adjoint follows the "
                "permutation, recomputed on replay)", sort_forward, sort_tangent, sort_reverse,
                check=sort_check, second="linear",

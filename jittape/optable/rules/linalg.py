@@ -15,6 +15,7 @@ import numpy as np
 
 from ..._base.errors import NotDifferentiableError
 from ..entry import Spec, structured
+from .linalg_vjps import inv_vjp, slogdet_vjp, solve_vjp
 from .linalg_kernels import (cholesky_forward, cholesky_reverse, cholesky_tangent, eigh_forward,
                              eigh_reverse, eigh_tangent, inv_forward, inv_reverse, inv_tangent,
                              lower_half, matrix_check, slogdet_forward, slogdet_reverse,
@@ -189,15 +190,18 @@ _EIGH = Spec(shapes=_STACKS, fn=lambda x: np.linalg.eigh(
 LINALG_OPS = [
     structured("inv", [np.linalg.inv], "Y = A^-1; Ydot = -Y Adot Y; Abar += -Y^T Ybar Y^T",
                inv_forward, inv_tangent, inv_reverse,
-               check=matrix_check(lambda nn, m: nn * nn), spec=_INV, second=inv_hvp),
+               check=matrix_check(lambda nn, m: nn * nn), spec=_INV, second=inv_hvp,
+               vjp=inv_vjp),
     structured("solve", [np.linalg.solve],
                "X = A^-1 B; Xdot = A^-1 (Bdot - Adot X); Bbar += A^-T Xbar; Abar += -Bbar X^T",
                solve_forward, solve_tangent, solve_reverse, arity=2,
-               check=matrix_check(lambda nn, m: nn * m, True), spec=_SOLVE, second=solve_hvp),
+               check=matrix_check(lambda nn, m: nn * m, True), spec=_SOLVE, second=solve_hvp,
+               vjp=solve_vjp),
     structured("slogdet", [np.linalg.slogdet, np.linalg.det],
                "(s, l) = (sign, log|det A|); ldot = tr(A^-1 Adot); Abar += lbar A^-T; "
                "det = s e^l", slogdet_forward, slogdet_tangent, slogdet_reverse,
-               check=matrix_check(lambda nn, m: 2), spec=_DET, second=slogdet_hvp),
+               check=matrix_check(lambda nn, m: 2), spec=_DET, second=slogdet_hvp,
+               vjp=slogdet_vjp),
     structured("cholesky", [np.linalg.cholesky],
                "Ldot = L Phi(L^-1 Adot L^-T); Abar += sym(L^-T Phi(L^T Lbar) L^-1), Phi = "
                "lower triangle, half diagonal (Murray 2016)", cholesky_forward,

@@ -26,11 +26,11 @@ records the region reads and ``M = d(J^T w)/d(x, p)``, symmetric in the slots:
   pdot) + (J^T e_i) . vdot``, one sweep per element ``i`` of ``y``.
 
 These records are the second-order route: :mod:`jittape.api.nesting` records the inner
-derivative as ordinary records instead (the recorded reverse sweep, which nests to any
-order) whenever every op it runs through has a recorded reverse rule
-(:mod:`jittape.optable.recorded`). Through the others (``np.linalg`` factorizations,
-``cumprod``, custom rules) it takes these records, whose own second order would be third
-derivatives of ``f``, which no sweep computes: both refuse it, naming the ops.
+derivative as ordinary records instead (the recorded reverse sweep, which nests to any order)
+whenever every op it runs through has a recorded reverse rule (:mod:`jittape.optable.recorded`).
+Through the others (factorizations, ``sort``, custom rules) it takes these records, whose own
+second order would be third derivatives of ``f``, which no sweep computes: both refuse it,
+naming the ops.
 
 Pool entries (:mod:`jittape.optable.callpool`): the parts above in that order, then the
 marker; ``n`` counts the ``x_q``; the name of ``f``.

@@ -1,0 +1,42 @@
+"""Recorded reverse rules (NumPy code, :mod:`jittape.optable.recorded`) of the entries of
+:mod:`jittape.optable.rules.linalg` that have one: inv, solve and slogdet (Giles, "An
+extended collection of matrix derivative results for forward and reverse mode algorithmic
+differentiation", 2008, sec. 3.1-3.4). They record matmul, inv and solve again, whose rules
+are here or in :mod:`jittape.optable.rules.matmul`, so derivatives through them nest to any
+order. Operands are stacks of matrices, flat; ``pool[k]`` is the matrix order."""
+
+import numpy as np
+
+
+def _stack(v, count, shape):
+    return np.reshape(v, shape if count == 1 else (count,) + shape)
+
+
+def _t(a):
+    return np.swapaxes(a, -1, -2)
+
+
+def inv_vjp(r, g):
+    # Abar = -Y^T G Y^T, Y = A^-1 (the record's value)
+    nn = int(r.pool[r.k])
+    count = r.n // (nn * nn) if nn else 0
+    y = _stack(r.z, count, (nn, nn))
+    return [np.ravel(-(_t(y) @ _stack(g, count, (nn, nn)) @ _t(y)))]
+
+
+def solve_vjp(r, g):
+    # X = A^-1 B: Bbar = A^-T G, Abar = -Bbar X^T
+    nn, m = int(r.pool[r.k]), int(r.pool[r.k + 1])
+    count = r.n // (nn * m) if nn * m else 0
+    a = _stack(r.x, count, (nn, nn))
+    bbar = np.linalg.solve(_t(a), _stack(g, count, (nn, m)))
+    abar = -(bbar @ _t(_stack(r.z, count, (nn, m)))) if r.need[0] else None
+    return [None if abar is None else np.ravel(abar), np.ravel(bbar) if r.need[1] else None]
+
+
+def slogdet_vjp(r, g):
+    # value: the signs, then the logs of |det A|; Abar = lbar A^-T (the sign: no adjoint)
+    nn, nb = int(r.pool[r.k]), r.n // 2
+    a = _stack(r.x, nb, (nn, nn))
+    lbar = np.reshape(g[nb:], (nb, 1, 1)) if nb != 1 else g[nb:]
+    return [np.ravel(lbar * _t(np.linalg.inv(a)))]
