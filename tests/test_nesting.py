@@ -221,3 +221,19 @@ def test_nested_calls_refuse_what_they_cannot_differentiate():
         inside(lambda x: np.sum(jittape.vjp(lambda z: "no", x)[1](1.0)[0]))
     with pytest.raises(TypeError, match="float or an array argument"):
         inside(lambda x: np.sum(jittape.jacobian(lambda p: p[0] * x)((x,))))
+
+
+def test_sparsity_sees_through_a_recorded_inner_gradient():
+    """The recorded route leaves ordinary records, so sparsity patterns and sparse
+    Hessians see through them: h(x) = sum(grad(f)(x)^2) with f separable has a diagonal
+    Hessian, and the sparse Hessian equals the dense one."""
+    f = lambda z: np.sum(np.sin(z) * z ** 3)  # noqa: E731
+    h = lambda z: np.sum(jittape.grad(f)(z) ** 2)  # noqa: E731
+    x = np.linspace(-1.0, 1.3, 6)
+    tape = jittape.record(h, x)
+    assert {K.NESTED_VJP, K.NESTED_JVP}.isdisjoint(tape.arrays.op.tolist())
+    np.testing.assert_array_equal(tape.hessian_sparsity().toarray(), np.eye(6, dtype=bool))
+    H = jittape.hessian(h)(x)
+    np.testing.assert_allclose(jittape.sparse_hessian(h)(x).toarray(), H, rtol=1e-13,
+                               atol=1e-13)
+    np.testing.assert_allclose(H, _fd_jacobian(jittape.grad(h), x), rtol=1e-6, atol=1e-6)
