@@ -385,3 +385,25 @@ def test_n_dimensional_fft_values_are_numpys(name, kw, real_input):
 def test_complex_error_paths(f, error, match):
     with pytest.raises(error, match=match):
         jittape.grad(f)(Z.real.copy())
+
+
+def test_real_and_imaginary_parts_are_strided_views_as_in_numpy():
+    """Found by the fuzzer: NumPy's z.real is a strided view of z's buffer, so its ravel is
+    a copy, and a write through that copy leaves z.real alone; jittape's real part was a
+    contiguous root, whose ravel was a view. Writes into z.real itself reach z, as NumPy's."""
+    def f(x):
+        v1 = np.real(np.exp(x * (0.3 + 0.7j)))
+        v2 = v1.ravel()
+        v2[v2 > 0.25] += -1.25
+        return np.sum(np.sin(v2)) + np.sum(v1 ** 2)
+
+    def g(x):
+        z = np.exp(x * (0.3 + 0.7j))
+        r = z.real
+        r[0, 0] = 5.0 * x[0, 1]
+        return np.sum(np.abs(z) ** 2) + np.sum(z.imag.reshape(-1)[:3])
+    x = np.array([[-0.94, -0.79, 1.38, 1.54], [-0.089, -1.43, -1.36, -1.86]])
+    for fn in (f, g):
+        value, grad = jittape.value_and_grad(fn)(x)
+        assert value == pytest.approx(fn(x), rel=1e-13)
+        check_grads(fn, (x,))

@@ -77,12 +77,14 @@ def where(cond, x=None, y=None):
 
 
 def _real(z):
-    return parts(z)[0]
+    return z.real if isinstance(z, ComplexActive) else parts(z)[0]
 
 
 def _imag(z):
     b = parts(z)[1]
-    return np.zeros(np.shape(parts(z)[0])) if is_zero(b) else b
+    if is_zero(b):
+        return np.zeros(np.shape(parts(z)[0]))
+    return z.imag if isinstance(z, ComplexActive) else b
 
 
 # (ufuncs, np.abs and np.conj among them, are complex_values.UFUNCS': NumPy asks

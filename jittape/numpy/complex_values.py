@@ -88,8 +88,9 @@ class ComplexActive:
     ndim = property(lambda self: np.ndim(self.re))
     size = property(lambda self: np.size(self.re))
     dtype = property(lambda self: _C128)
-    real = property(lambda self: self.re)
-    imag = property(lambda self: self.im)
+    # NumPy's z.real and z.imag are strided views of z's buffer (a ravel copies them)
+    real = property(lambda self: dispatch.OPERATORS["complex_part"](self.re))
+    imag = property(lambda self: dispatch.OPERATORS["complex_part"](self.im))
     T = property(lambda self: ComplexActive(np.transpose(self.re), np.transpose(self.im)))
 
     def __len__(self):

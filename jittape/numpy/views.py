@@ -68,6 +68,20 @@ class _Root:
             self._probe = np.empty(self.shape, np.uint8)
         return self._probe
 
+    @property
+    def contiguous(self):
+        return self._probe is None or self._probe.flags.c_contiguous
+
+
+def complex_part(a):
+    """``a``, an active real or imaginary part of a complex value, laid out as NumPy's
+    ``z.real``/``z.imag``: every other float of the complex buffer, not contiguous, so that
+    ``ravel`` and ``reshape`` copy where NumPy's do (a write then stays out of ``z``)."""
+    if isinstance(a, Active) and a._base is None and np.size(a._v) > 1:
+        root = a._base = _Root(np.shape(a._v))
+        root._probe = np.empty(np.shape(a._v) + (2,), np.uint8)[..., 0]
+    return a
+
 
 class _Link:
     """A view's link to its root: ``probe`` is the view of the root's probe NumPy made
@@ -370,7 +384,8 @@ def reshape_view(x, shape=None, order="C", *, newshape=None, copy=None):
     r = reshape(x, shape, order)
     if copy:
         return r
-    if not isinstance(x._base, _Link) and isinstance(r, Active) and np.ndim(r._v):
+    if (x._base is None or isinstance(x._base, _Root) and x._base.contiguous) and \
+            isinstance(r, Active) and np.ndim(r._v):
         # a C-order reshape of a root (contiguous) is always a view: no need to ask NumPy
         return track_view(x, r, lambda p: np.reshape(p, shape))
     return track(x, r, lambda p: np.reshape(p, shape))
@@ -445,6 +460,6 @@ def ufunc_at(ufunc, a, indices, b=None):
 
 
 dispatch.OPERATORS.update(getitem=getitem, setitem=setitem, inplace=_inplace,
-                          ufunc_at=ufunc_at)
+                          ufunc_at=ufunc_at, complex_part=complex_part)
 dispatch.FUNCTIONS.update({np.reshape: reshape_view, np.ravel: ravel_view,
                            np.transpose: transpose_view, np.broadcast_to: broadcast_to_view})
