@@ -207,12 +207,34 @@ def _check_replay(p, f, stats):
                            ("vjp", got_vjp, want)):
             if not all(_close(a, b, 1e-9, 1e-10) for a, b in zip(g, w)):
                 raise Failure("replay", f"replayed {what} at {name}: {g!r}; eager: {w!r}")
+    _check_optimized(tape, p)
     tf = jittape.taped(f, compile=False)
     _run("replay-crash", tf.value_and_grad, p.x)
     got, want = _run("replay-crash", tf.value_and_grad, p.x3), jittape.value_and_grad(f)(p.x3)
     if not all(_close(a, b, 1e-9, 1e-10) for a, b in zip(got, want)):
         raise Failure("replay", f"taped(f) at x3 after x: {got!r}; eager: {want!r}")
     return tape
+
+
+def _check_optimized(tape, p):
+    """The optimized tape (jittape.tape.optimize) against the recorded one at x, x2 and x3:
+    the same value, gradient (within reassociation) and JVP, and the same guard failures."""
+    opt = _run("optimize-crash", tape.optimize)
+    for name, y in (("x", p.x), ("x2", p.x2), ("x3", p.x3)):
+        try:
+            want = (*tape.value_and_gradient(y), tape.jvp(y, tangents=p.v)[1])
+        except jittape.GuardFailure:
+            try:
+                opt.value_and_gradient(y)
+            except jittape.GuardFailure:
+                continue
+            raise Failure("optimized", f"the optimized tape passes a guard at {name} that "
+                                       f"the recorded one fails") from None
+        got = _run("optimized-crash", lambda: (*opt.value_and_gradient(y),
+                                               opt.jvp(y, tangents=p.v)[1]))
+        if not all(_close(a, b, 1e-12, 1e-12) for a, b in zip(got, want)):
+            raise Failure("optimized", f"optimized tape at {name}: {got!r}; recorded: {want!r}"
+                                       f" ({opt.optimization})")
 
 
 def _check_compiled(p, f, tape, stats):

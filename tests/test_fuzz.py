@@ -52,6 +52,16 @@ def test_checks_catch_a_wrong_gradient(monkeypatch):
         fuzzcheck.check(p, collections.Counter())
 
 
+def test_checks_catch_a_wrong_optimization(monkeypatch):
+    """The optimized-tape check is tested: an optimizer taking x ** 3 for x fails it."""
+    from jittape.tape import optimize
+    monkeypatch.setitem(optimize.IDENTITIES, jittape.ops.codes.POWC, 3.0)
+    x = np.array([0.3, -0.8])
+    p = fuzzprog.Program(x, fuzzprog.rebuild(x, [Stmt("cube", "v1", ("x",))]), 0)
+    with pytest.raises(fuzzcheck.Failure, match="optimized"):
+        fuzzcheck.check(p, collections.Counter())
+
+
 def test_a_step_across_a_jump_is_not_a_failure():
     """At x[0] == 0.5, np.where(x < 0.5, sin(x), 0.5) jumps: the probe sees the step cross."""
     x = np.array([0.5, -1.0])

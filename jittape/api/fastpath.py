@@ -110,7 +110,8 @@ class FastReplay:
     _trial = None  # [fastest value-only, fastest gradient, calls] of a kernel on trial
     lost_trial = None  # (kernel, interpreter) fastest replays, if the interpreter won
 
-    _TRANSIENT = ("_work", "_val0_owner", "_kernel", "_trial", "_generated", "_pending_kernel",
+    _TRANSIENT = ("_work", "_val0_owner", "_kernel", "_trial", "_generated", "_optimized",
+                  "_pending_kernel",
                   "_tier_claim")
     _TIERING = ("_timed", "_spent", "_best", "_tried", "_cost", "lost_trial")
 

@@ -286,6 +286,20 @@ class Tape(FastReplay):
         return second_order.sparse_hessian_matrix(self, val, pattern, colors, recovery,
                                                   weights)
 
+    def optimize(self):
+        """This tape optimized (:mod:`jittape.tape.optimize`): constants folded (constant
+        guards removed), exact algebraic identities (``x * 1``, ``-(-x)``) and common
+        subexpressions merged, dead records removed. Returns a new :class:`Tape` with the
+        same inputs, values, guards and derivatives (bit-identical but where merged records'
+        adjoints add in another order); its ``optimization`` attribute says what went
+        (``print(tape.optimize().optimization)``) and ``print`` shows its records. The
+        compiled kernel (:meth:`compile`) is generated from the optimized tape anyway."""
+        from ..tape.optimize import optimize
+        arrays, out, report = optimize(self.arrays, self.out_id)
+        tape = Tape(arrays, out, self.out_shape, self.out_value, self.single, self.treedefs)
+        tape.optimization = report
+        return tape
+
     # --- inspection and storage ---
     def format(self, with_adjoints=True):
         """The Wengert list as text: one line per record with its value (and adjoint)."""

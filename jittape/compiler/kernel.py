@@ -44,6 +44,7 @@ from .fusion import Fused, partial_calls, plan
 from .loop_source import loops_source
 from .layout import ELEMENTWISE_KIND, Layout
 from .reroll_emit import Rerolling
+from ..tape.optimize import optimize
 
 
 #: Custom rules' regions and calls, and checkpoints: not compiled (read from the table)
@@ -58,9 +59,10 @@ MAX_RECORDS = 200_000
 class _Gen(Layout, Rerolling):
     """Builds the source of one tape's kernel."""
 
-    def __init__(self, t, out_id):
+    def __init__(self, t, out_id, names=None):
         self.t = t
         self.out = out_id
+        self.names = names  # the records' ids in the tape as recorded (guard failures)
         n = t.n_records
         self.size = np.diff(t.off).astype(np.int64)
         self.o = t.off
@@ -193,15 +195,16 @@ class _Gen(Layout, Rerolling):
         t = self.t
         ia = self.bo.get(a, 0)
         ib = self.bo.get(b, 0) if b >= 0 else 0
+        name = i if self.names is None else self.names[i]
         if op.checks and n == 1:  # a scalar guard compares with a literal
             self.F(f"if v{a} != {_lit(t.val[t.off[i]])}:")
-            self.F(f"return {i}, 0.0, np.empty(0)", 1)
+            self.F(f"return {name}, 0.0, np.empty(0)", 1)
             return
         pre = [(0, f"adj[{o}] += g{i}")] if self._scalar(i) else []  # local -> kernel
         args = f"{o}, {n}, {ia}, {ib}, {k}, {_lit(c)}, pool, offs"
         if op.checks:
             self.F(f"if {op.forward.__name__}(val, {args}):")
-            self.F(f"return {i}, 0.0, np.empty(0)", 1)
+            self.F(f"return {name}, 0.0, np.empty(0)", 1)
             return
         self.F(f"{op.forward.__name__}(val, {args})")
         rev = []
@@ -238,10 +241,24 @@ class _Gen(Layout, Rerolling):
                 self.F(f"val[{self.bo[fsum]}] = v{fsum}")
 
 
+def optimized(tape):
+    """``(arrays, out_id, report)``: what the kernel of ``tape`` is generated from, the tape
+    optimized (:func:`jittape.tape.optimize.optimize`; made once per tape)."""
+    done = tape.__dict__.get("_optimized")
+    if done is None:
+        done = tape._optimized = optimize(tape.arrays, tape.out_id)
+    return done
+
+
+def _gen(tape):
+    arrays, out, report = optimized(tape)
+    return _Gen(arrays, out, report.kept)
+
+
 def kernel_source(tape):
     """The generated Python source of ``tape``'s compiled kernel, after the loop functions
     of its rerolled bodies if any (for reading and tests)."""
-    gen = _Gen(tape.arrays, tape.out_id)
+    gen = _gen(tape)
     kernel = gen.emit()
     return (gen.loop_source + "\n\n" if gen.loop_source else "") + kernel
 
@@ -292,7 +309,7 @@ def _generate(tape):
     if done is not None:
         return done
     _check(tape)
-    gen = _Gen(tape.arrays, tape.out_id)
+    gen = _gen(tape)
     return gen, gen.emit()
 
 
@@ -331,7 +348,7 @@ def _rule_functions(ops):
 def module_source(tape, body, cache=True, loops=""):
     """The whole module of a compiled tape: the rules it names, the functions ``loops`` of
     its rerolled bodies, then the kernel ``body``."""
-    ops = [OPS[c] for c in sorted(set(tape.arrays.op.tolist()))]
+    ops = [OPS[c] for c in sorted(set(optimized(tape)[0].op.tolist()))]
     parts = ["# jittape compiled tape; generated from the op table, do not edit\n" + HEADER,
              helper_source(rule_roots([op for op in ops if not op.elementwise]), inline=False),
              helper_source([r for op in ops if op.elementwise
@@ -370,7 +387,7 @@ def compile_tape(tape):
                          f"compile it for longer than the interpreter needs to replay it")
     module = disk_cache.load("jittape_tape",
                            lambda cache: module_source(tape, body, cache, gen.loop_source))
-    t = tape.arrays
+    t = optimized(tape)[0]
     offs = np.full(t.n_records, -1, dtype=np.int64)
     for i, b in gen.bo.items():
         offs[i] = b

@@ -1,0 +1,99 @@
+"""The tape optimizer (jittape.tape.optimize, Tape.optimize): each pass on a tape built to
+need it, the report, and values and derivatives of optimized tapes against the originals
+(the generic checker in test_ops.py and the fuzzer run it on every op and program)."""
+
+import numpy as np
+import pytest
+
+import jittape
+from jittape.ops import codes as K
+
+
+def _same(t, o, x, v):
+    """Values, gradients, JVPs and HVPs of tapes t and o agree at x (to reassociation)."""
+    v1, g1 = t.value_and_gradient(x)
+    v2, g2 = o.value_and_gradient(x)
+    assert v2 == v1
+    np.testing.assert_allclose(g2, g1, rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(o.jvp(x, tangents=v)[1], t.jvp(x, tangents=v)[1], rtol=1e-13)
+    np.testing.assert_allclose(o.hvp(x, v=v), t.hvp(x, v=v), rtol=1e-13, atol=1e-14)
+
+
+X = np.array([0.3, -1.2, 2.0, 0.7])
+V = np.array([0.5, 0.1, -0.3, 1.0])
+
+
+def test_common_subexpressions_identities_and_dead_records():
+    def f(x):
+        y = -(-(x * 1.0)) / 1.0
+        dead = np.cos(x) * 3.0  # noqa: F841  (read by nothing)
+        s = np.sum(np.sin(x)) + np.sum(np.sin(x))  # the same records twice
+        return s + x[0] * x[1] + x[0] * x[1] + np.sum(y ** 1.0)
+    t = jittape.record(f, X)
+    o = t.optimize()
+    r = o.optimization
+    assert r.identities == 4 and r.merged >= 5 and r.dead >= 2, str(r)
+    assert o.n_records == r.records_after < t.n_records == r.records_before
+    assert {K.NEG, K.MULC, K.DIVC, K.POWC, K.COS}.isdisjoint(o.arrays.op.tolist())
+    for x in (X, X + 0.3):
+        _same(t, o, x, V)
+    assert "records ->" in str(r) and "v0" in str(o)
+
+
+def test_x_plus_zero_is_kept_and_minus_zero_survives():
+    """x + 0.0 turns -0.0 into +0.0, so it is not an identity; x + (-0.0) is."""
+    def f(x):
+        return np.sum(np.copysign(1.0, x + 0.0) + np.copysign(1.0, x + (-0.0)) * x)
+    x = np.array([-0.0, 1.0])
+    t = jittape.record(f, x)
+    o = t.optimize()
+    assert o.optimization.identities == 1
+    assert K.ADDC in o.arrays.op.tolist()
+    assert o.value(x) == t.value(x) == f(x)
+
+
+def test_constant_records_fold_and_their_guards_go():
+    """Records of constants only (here from a nested derivative's recorded sweep, which
+    seeds with constants) fold into constants; a guard on a constant value can never fail
+    and is removed, one on an input-dependent value stays (and still fails)."""
+    def f(x):
+        g = jittape.grad(lambda z: np.sum(z ** 3))(x)
+        return np.sum(g * x) if x[0] > 0 else np.sum(x)
+    t = jittape.record(f, X)
+    o = t.optimize()
+    assert o.optimization.folded > 0
+    assert K.GUARD in o.arrays.op.tolist()
+    for x in (X, X + 0.1):
+        _same(t, o, x, V)
+    with pytest.raises(jittape.GuardFailure):
+        o.value_and_gradient(-X)
+
+
+def test_the_compiled_kernel_is_generated_from_the_optimized_tape():
+    def f(x):
+        s = 0.0
+        for i in range(x.size - 1):
+            s = s + (x[i + 1] - x[i] ** 2) ** 2 + (x[i + 1] - x[i] ** 2) ** 2
+        return s if x[0] > 0 else -s
+    t = jittape.record(f, X)
+    from jittape.compiler.kernel import kernel_source, optimized
+    arrays, out, report = optimized(t)
+    assert report.records_after < report.records_before and arrays.n_records == \
+        report.records_after
+    assert f"return {int(np.flatnonzero(t.arrays.op == K.GUARD)[0])}," in kernel_source(t)
+    c = jittape.record(f, X).compile()
+    for x in (X, X + 0.05):
+        v1, g1 = t.value_and_gradient(x)
+        v2, g2 = c.value_and_gradient(x)
+        assert v2 == pytest.approx(v1, rel=1e-14)
+        np.testing.assert_allclose(g2, g1, rtol=1e-13)
+    with pytest.raises(jittape.GuardFailure) as e:
+        c.value_and_gradient(-X)
+    assert e.value.record == int(np.flatnonzero(t.arrays.op == K.GUARD)[0])
+
+
+def test_tapes_with_regions_are_left_as_they_are():
+    from jittape.custom.examples import checkpoint_example
+    t = jittape.record(checkpoint_example, X[:3], 0.5)
+    o = t.optimize()
+    assert "regions" in str(o.optimization) and o.n_records == t.n_records
