@@ -33,6 +33,7 @@ replayed by the interpreter.
 """
 
 import collections
+import dataclasses
 import math
 
 import numpy as np
@@ -250,16 +251,10 @@ def optimized(tape):
     return done
 
 
-def _gen(tape):
-    arrays, out, report = optimized(tape)
-    return _Gen(arrays, out, report.kept)
-
-
 def kernel_source(tape):
     """The generated Python source of ``tape``'s compiled kernel, after the loop functions
     of its rerolled bodies if any (for reading and tests)."""
-    gen = _gen(tape)
-    kernel = gen.emit()
+    gen, kernel = _generate(tape, checked=False)
     return (gen.loop_source + "\n\n" if gen.loop_source else "") + kernel
 
 
@@ -304,13 +299,27 @@ def compile_seconds(tape):
     return MIN_COMPILE_SECONDS + 0.002 * gen.n_statements + LOOP_SECONDS * loops
 
 
-def _generate(tape):
+def _generate(tape, checked=True):
+    """``(generator, kernel body)`` of the optimized tape, or of the tape as recorded when
+    that kernel is shorter (merged records can break a loop's repeated pattern, which
+    rerolling needs); :func:`optimized` then gives the recorded tape."""
     done = tape.__dict__.pop("_generated", None)
     if done is not None:
         return done
-    _check(tape)
-    gen = _gen(tape)
-    return gen, gen.emit()
+    if checked:
+        _check(tape)
+    arrays, out, report = optimized(tape)
+    gen = _Gen(arrays, out, report.kept)
+    body = gen.emit()
+    if report.kept is not None:
+        plain = _Gen(tape.arrays, tape.out_id)
+        plain_body = plain.emit()
+        if plain.n_statements < gen.n_statements:
+            tape._optimized = (tape.arrays, tape.out_id, dataclasses.replace(
+                report, records_after=report.records_before, kept=None,
+                skipped="its kernel would be longer (a rerolled loop broken by merging)"))
+            return plain, plain_body
+    return gen, body
 
 
 def _check(tape):

@@ -72,9 +72,29 @@ def optimize(t, out):
     if kinds & {REGION, CALL}:
         report.skipped = "it holds regions (custom rules, checkpoints or nested derivatives)"
         return t, out, report
-    rep, const, folded = _forward_pass(t, report)
-    live = _live(t, out, rep, const)
+    reads = _operand_lists(t)
+    rep, const, folded = _forward_pass(t, reads, report)
+    live = _live(t, out, reads, rep, const)
     return _rebuild(t, out, rep, folded, live, report)
+
+
+_ARITY = {}
+
+
+def _operand_lists(t):
+    """The operands of every record (:func:`jittape.optable.registry.operands`, without
+    its per-record lookups)."""
+    arity = _ARITY.get(len(OPS)) or _ARITY.setdefault(len(OPS), [op.arity for op in OPS])
+    op, a, b, k = (col.tolist() for col in (t.op, t.a, t.b, t.k))
+    out = []
+    for i in range(len(op)):
+        n = arity[op[i]]
+        if n <= 0:
+            out.append(operands(t, i) if n < 0 else [])
+            continue
+        ids = [a[i]] if b[i] < 0 else [a[i], b[i]]
+        out.append(ids + [k[i]] if n == 3 else ids)
+    return out
 
 
 _POOL_USERS = {}
@@ -97,18 +117,18 @@ def _pool_segments(t, op, k):
     return dict(zip(starts, zip(starts, ends)))
 
 
-def _forward_pass(t, report):
+def _forward_pass(t, reads, report):
     """Per record: its representative (itself, or the earlier record it equals), whether it
     is input-independent, and whether it is folded into a constant."""
     n = t.n_records
     op, a, b, k, c = (col.tolist() for col in (t.op, t.a, t.b, t.k, t.c))
-    off, val = t.off, t.val
+    off, val, arity = t.off.tolist(), t.val, _ARITY[len(OPS)]
     rep, const, folded = list(range(n)), [False] * n, [False] * n
     seen, segments, pool = {}, _pool_segments(t, op, k), t.pool
     for i in range(n):
         code = op[i]
         spec = OPS[code]
-        ids = [rep[j] for j in operands(t, i)]
+        ids = [rep[j] for j in reads[i]]
         if spec.kind == LEAF:
             const[i] = code == K.CONST
             if const[i]:
@@ -134,7 +154,7 @@ def _forward_pass(t, report):
             report.identities += 1
             continue
         kk = k[i] if spec.kind not in (SELECT, TERNARY) else rep[k[i]]
-        if spec.arity < 0:
+        if arity[code] < 0:
             kk = _pool_parts(t, i, rep)
         elif _uses_pool(code):  # the layout, wherever in the pool it was put
             lo, hi = segments[k[i]]
@@ -155,14 +175,15 @@ def _pool_parts(t, i, rep):
     return tuple(lay)
 
 
-def _live(t, out, rep, const):
+def _live(t, out, reads, rep, const):
     """Records the output, the guards left and the inputs read (representatives only)."""
     n = t.n_records
     live = [False] * n
     for i in t.inputs:
         live[i] = True
     stack = [rep[out]] if out >= 0 else []
-    stack += [i for i in range(n) if OPS[int(t.op[i])].checks and rep[i] == i]
+    checks = {op.code for op in OPS if op.checks}
+    stack += [i for i, code in enumerate(t.op.tolist()) if code in checks and rep[i] == i]
     while stack:
         i = stack.pop()
         if live[i] and i not in t.inputs:
@@ -170,7 +191,7 @@ def _live(t, out, rep, const):
         live[i] = True
         if const[i]:  # a folded record reads nothing any more
             continue
-        stack.extend(j for j in (rep[j] for j in operands(t, i)) if not live[j])
+        stack.extend(j for j in (rep[j] for j in reads[i]) if not live[j])
     return live
 
 
@@ -189,6 +210,8 @@ def _rebuild(t, out, rep, folded, live, report):
             continue
         if spec.kind == LEAF:
             continue
+        cols["a"][j] = remap(int(t.a[i]))
+        cols["b"][j] = remap(int(t.b[i]))
         if spec.arity < 0:
             p = int(t.k[i])
             if p not in rewritten:
@@ -196,8 +219,6 @@ def _rebuild(t, out, rep, folded, live, report):
                 for q in range(int(t.pool[p])):
                     pool[p + 2 + 2 * q] = remap(int(t.pool[p + 2 + 2 * q]))
             continue
-        cols["a"][j] = remap(int(t.a[i]))
-        cols["b"][j] = remap(int(t.b[i]))
         if spec.kind in (SELECT, TERNARY):
             cols["k"][j] = remap(int(t.k[i]))
     sizes = np.diff(t.off)[keep]
