@@ -145,16 +145,33 @@ class Tape(FastReplay):
                 f"gradient() is for scalar outputs")
 
     # --- public replay ---
-    def value(self, *xs):
-        """f at new inputs: float (or ndarray for a vector output)."""
+    def value(self, *xs, batch=False, threads=1):
+        """f at new inputs: float (or ndarray for a vector output). With ``batch=True``,
+        each argument is a stack of points on a leading axis and the result their values,
+        shape ``(m,)`` (:mod:`jittape.api.batch`; scalar outputs)."""
+        if batch:
+            from . import batch as B
+            return B.run(self, xs, False, threads)[0]
         xs = xs if self.treedefs is None else self._flat(xs)
         if self.out_shape == () and self.out_id >= 0:
             return self._fast(xs, False)[0]
         return self._output(self._forward(xs))
 
-    def value_and_gradient(self, *xs, _val=None):
+    def value_and_gradient(self, *xs, batch=False, threads=1, _val=None):
         """``(f(xs), gradient)`` from one forward and one reverse sweep (or one call of the
-        compiled kernel)."""
+        compiled kernel).
+
+        With ``batch=True`` each argument is a stack of ``m`` points on a leading axis
+        (shape ``(m,) + its recorded shape``), and the result is ``(values (m,),
+        gradients)``, each gradient stacked likewise: the compiled kernel runs over all the
+        points in one native call (compiling the tape first if it is not), split over
+        ``threads`` threads that run at once (the kernel releases the GIL). A tape the
+        compiler refuses replays point by point. Raises :class:`GuardFailure` naming the
+        first point where a guard fails (:mod:`jittape.api.batch`)."""
+        if batch:
+            from . import batch as B
+            values, grads = B.run(self, xs, True, threads)
+            return values, B.unstack(self, grads, values.shape[0])
         if self.out_shape != ():
             self._require_scalar()
         if _val is None and self.out_id >= 0:
@@ -162,8 +179,11 @@ class Tape(FastReplay):
         val = self._forward(self._flat(xs)) if _val is None else _val
         return self._output(val), self._input_adjoints(self._reverse(val, 1.0))
 
-    def gradient(self, *xs):
-        """The gradient at new inputs (float or ndarray of the input's shape)."""
+    def gradient(self, *xs, batch=False, threads=1):
+        """The gradient at new inputs (float or ndarray of the input's shape); with
+        ``batch=True``, at each of a stack of points (see :meth:`value_and_gradient`)."""
+        if batch:
+            return self.value_and_gradient(*xs, batch=True, threads=threads)[1]
         if len(xs) == 1:  # value_and_gradient's path for one float64 array, calls fewer
             x = xs[0]
             if type(x) is np.ndarray and x.dtype is F64 and x.shape == self._plain_shape:

@@ -363,8 +363,24 @@ def module_source(tape, body, cache=True, loops=""):
              helper_source([r for op in ops if op.elementwise
                             for r in (op.value, *op.partials)], inline=False),
              _rule_functions(ops), loops,
-             f'@njit(cache={cache}, nogil=True, error_model="numpy")\n' + body]
+             f'@njit(cache={cache}, nogil=True, error_model="numpy")\n' + body,
+             f'@njit(cache={cache}, nogil=True, error_model="numpy")\n' + BATCH]
     return "\n\n".join(p for p in parts if p)
+
+
+#: The batched replay (:mod:`jittape.api.batch`): the kernel at each row of ``xs`` in one
+#: native call, with buffers of its own (so threads may run it on disjoint rows at once).
+#: Compiled on its first call only: a tape never batched pays nothing for it.
+BATCH = """def tape_batch(val0, nadj, pool, xs, want_grad, values, grads, bad):
+    val = val0.copy()
+    adj = np.empty(nadj)
+    for p in range(xs.shape[0]):
+        b, v, gx = tape_kernel(val, adj, pool, xs[p], want_grad)
+        bad[p] = b
+        values[p] = v
+        if want_grad and b < 0:
+            grads[p, :] = gx
+"""
 
 
 def compile_tape(tape):

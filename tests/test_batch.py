@@ -1,0 +1,78 @@
+"""Batched replays (jittape.api.batch): a tape's value and gradient at a stack of points in
+one native call, against replaying the points one by one."""
+
+import numpy as np
+import pytest
+
+import jittape
+from jittape.custom.examples import checkpoint_example
+
+RNG = np.random.default_rng(5)
+
+
+def rosen(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def two(a, x):
+    return a * np.sum(np.sin(x) * x) + a ** 2
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_batch_equals_point_by_point(threads):
+    X = RNG.standard_normal((37, 6))
+    t = jittape.record(rosen, X[0])
+    values, grads = t.value_and_gradient(X, batch=True, threads=threads)
+    assert values.shape == (37,) and grads.shape == (37, 6)
+    for p in range(37):
+        v, g = t.value_and_gradient(X[p])
+        assert values[p] == pytest.approx(v, rel=1e-14)
+        np.testing.assert_allclose(grads[p], g, rtol=1e-14, atol=1e-14)
+    np.testing.assert_array_equal(t.gradient(X, batch=True, threads=threads), grads)
+    np.testing.assert_allclose(t.value(X, batch=True), values, rtol=1e-14)
+    assert t.compiled
+
+
+def test_several_arguments_stack_each():
+    A, X = RNG.standard_normal(9), RNG.standard_normal((9, 4))
+    t = jittape.record(two, 0.5, X[0], argnums=(0, 1))
+    values, (ga, gx) = t.value_and_gradient(A, X, batch=True)
+    assert ga.shape == (9,) and gx.shape == (9, 4)
+    for p in range(9):
+        v, (a1, x1) = t.value_and_gradient(A[p], X[p])
+        assert values[p] == pytest.approx(v, rel=1e-14)
+        assert ga[p] == pytest.approx(a1, rel=1e-14)
+        np.testing.assert_allclose(gx[p], x1, rtol=1e-14)
+
+
+def test_a_guard_failure_names_the_point():
+    def f(x):
+        return np.sum(x ** 2) if x[0] > 0 else np.sum(x)
+    X = np.abs(RNG.standard_normal((5, 3)))
+    X[3, 0] = -1.0
+    t = jittape.record(f, X[0])
+    with pytest.raises(jittape.GuardFailure, match="point 3 of the batch"):
+        t.value_and_gradient(X, batch=True)
+
+
+def test_a_tape_the_compiler_refuses_replays_point_by_point():
+    X = RNG.standard_normal((4, 3))
+    t = jittape.record(checkpoint_example, X[0], 0.5)
+    values, grads = t.value_and_gradient(X, batch=True)
+    for p in range(4):
+        v, g = t.value_and_gradient(X[p])
+        assert values[p] == v
+        np.testing.assert_array_equal(grads[p], g)
+
+
+def test_bad_stacks_are_refused():
+    t = jittape.record(rosen, np.zeros(4))
+    with pytest.raises(ValueError, match=r"\(m,\) \+ \(4,\)"):
+        t.value_and_gradient(np.zeros(4), batch=True)
+    with pytest.raises(ValueError, match="shape"):
+        t.value_and_gradient(np.zeros((3, 5)), batch=True)
+    s = jittape.record(two, 0.5, np.zeros(2), argnums=(0, 1))
+    with pytest.raises(ValueError, match=r"\(3,\)"):
+        s.value_and_gradient(np.zeros(3), np.zeros((4, 2)), batch=True)
+    with pytest.raises(TypeError, match="2 differentiated"):
+        s.value_and_gradient(np.zeros(3), batch=True)
