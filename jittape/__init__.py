@@ -13,6 +13,7 @@ from ._base.errors import (ActiveConversionError, GuardFailure, JittapeError, No
                            NotDifferentiableError, TapeFormatError)
 from .optimize.minimize import least_squares, minimize
 from .api.tape import Tape, load, record
+from .api.batch import batch_grad, batch_value_and_grad
 from .api.taped import ReplayStats, TapedFunction, taped
 from .api.transforms import jacobian, jvp, sparse_jacobian, vjp
 from .api.hessians import hessian, hvp, sparse_hessian
@@ -46,6 +47,6 @@ __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "sparse_jacobian"
            "logsumexp", "record", "taped", "minimize", "least_squares", "load",
            "Tape", "TapedFunction", "ReplayStats", "primal", "stop_gradient", "custom_vjp",
            "custom_jvp",
-           "checkpoint", "checkpoint_loop",
+           "checkpoint", "checkpoint_loop", "batch_grad", "batch_value_and_grad",
            "ActiveConversionError", "GuardFailure", "JittapeError", "NonScalarOutputError",
            "NotDifferentiableError", "TapeFormatError"]

@@ -76,3 +76,38 @@ def test_bad_stacks_are_refused():
         s.value_and_gradient(np.zeros(3), np.zeros((4, 2)), batch=True)
     with pytest.raises(TypeError, match="2 differentiated"):
         s.value_and_gradient(np.zeros(3), batch=True)
+
+
+def loss(w, x, y):
+    return (np.tanh(x @ w) - y) ** 2 + 0.1 * np.sum(w ** 2)
+
+
+def test_per_sample_gradients():
+    """batch_value_and_grad: vmap(value_and_grad(loss), in_axes=(None, 0, 0)) in effect."""
+    w, X, y = RNG.standard_normal(4), RNG.standard_normal((25, 4)), RNG.standard_normal(25)
+    values, grads = jittape.batch_value_and_grad(loss, 0, (None, 0, 0))(w, X, y)
+    assert values.shape == (25,) and grads.shape == (25, 4)
+    for i in range(25):
+        v, g = jittape.value_and_grad(loss)(w, X[i], y[i])
+        assert values[i] == pytest.approx(v, rel=1e-13)
+        np.testing.assert_allclose(grads[i], g, rtol=1e-13, atol=1e-15)
+    gw, gx = jittape.batch_grad(loss, (0, 1), (None, 0, 0), threads=2)(w, X, y)
+    np.testing.assert_allclose(gw, grads, rtol=1e-14)
+    for i in range(25):
+        np.testing.assert_allclose(gx[i], jittape.grad(loss, 1)(w, X[i], y[i]), rtol=1e-13)
+
+
+def test_per_sample_gradients_record_again_where_a_guard_fails():
+    def f(w, x):
+        return np.sum(w * x) if x[0] > 0 else np.sum(w ** 2 * x)
+    w, X = RNG.standard_normal(3), RNG.standard_normal((12, 3))
+    X[:, 0] = np.where(np.arange(12) % 3 == 0, -1.0, 1.0)
+    values, grads = jittape.batch_value_and_grad(f, 0, (None, 0))(w, X)
+    for i in range(12):
+        v, g = jittape.value_and_grad(f)(w, X[i])
+        assert values[i] == pytest.approx(v, rel=1e-14)
+        np.testing.assert_allclose(grads[i], g, rtol=1e-14)
+    with pytest.raises(ValueError, match="in_axes"):
+        jittape.batch_grad(f, 0, (None, None))(w, X)
+    with pytest.raises(ValueError, match="different lengths"):
+        jittape.batch_grad(f)(X, X[:3])
