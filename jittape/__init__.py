@@ -13,7 +13,7 @@ from ._base.errors import (ActiveConversionError, GuardFailure, JittapeError, No
                            NotDifferentiableError, TapeFormatError)
 from .optimize.minimize import least_squares, minimize
 from .api.tape import Tape, load, record
-from .api.batch import batch_grad, batch_value_and_grad
+from .api.per_sample import batch_grad, batch_value_and_grad
 from .api.taped import ReplayStats, TapedFunction, taped
 from .api.transforms import jacobian, jvp, sparse_jacobian, vjp
 from .api.hessians import hessian, hvp, sparse_hessian
