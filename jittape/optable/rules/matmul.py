@@ -75,6 +75,13 @@ def matmul_into(out, x, y, o, ia, ib, m, kk, nn, batch, overwrite):
             out[o + j] = 0.0
     for q in range(batch):
         qa, qb, qo = ia + q * m * kk, ib + q * kk * nn, o + q * m * nn
+        if nn == 1:  # matrix @ vector: dot products (an innermost loop of one is slow)
+            for i in range(m):
+                acc = 0.0
+                for t in range(kk):
+                    acc += x[qa + i * kk + t] * y[qb + t]
+                out[qo + i] += acc
+            continue
         for i in range(m):
             for t in range(kk):
                 s = x[qa + i * kk + t]
@@ -120,6 +127,11 @@ def matmul_transposed(xv, yv, g, out, o, ia, ib, m, kk, nn, batch, ca, cb):
                     gemm_rows(g, qo, yv, qb, za, 0, m, nn, kk, False, True, ab)
                 for j in range(m * kk):
                     out[qa + j] += za[j]
+            elif nn == 1:  # matrix @ vector: Xbar is the outer product G y^T
+                for i in range(m):
+                    gi = g[qo + i]
+                    for t in range(kk):
+                        out[qa + i * kk + t] += gi * yv[qb + t]
             else:
                 for i in range(m):
                     for t in range(kk):
@@ -135,6 +147,11 @@ def matmul_transposed(xv, yv, g, out, o, ia, ib, m, kk, nn, batch, ca, cb):
                     gemm_rows(xv, qa, g, qo, zb, 0, kk, m, nn, True, False, ab)
                 for j in range(kk * nn):
                     out[qb + j] += zb[j]
+            elif nn == 1:  # ybar += X^T g, a row of X at a time
+                for i in range(m):
+                    gi = g[qo + i]
+                    for t in range(kk):
+                        out[qb + t] += xv[qa + i * kk + t] * gi
             else:
                 for i in range(m):
                     for t in range(kk):
