@@ -64,3 +64,33 @@ def test_command_line_runs_in_a_new_process(command, tmp_path):
     p = subprocess.run([sys.executable, "-m", "jittape", *command], capture_output=True,
                        text=True, timeout=300)
     assert p.returncode == 0 and "sin" in p.stdout
+
+
+BLAS_POOLS = """
+import numpy as np, jittape
+from threadpoolctl import ThreadpoolController
+a = np.random.default_rng(0).standard_normal((128, 64))
+jittape.grad(lambda w: np.sum(np.tanh(a @ w) @ w))(np.eye(64))
+here = __import__('os').path.dirname(__import__('os').path.dirname(np.__file__))
+print(sorted((lib.filepath.startswith(here + '/numpy'), lib.num_threads)
+             for lib in ThreadpoolController().lib_controllers if lib.user_api == 'blas'))
+"""
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_blas_pools_other_than_numpys_run_one_thread_after_a_product(keep):
+    """SciPy's OpenBLAS (the sweeps' products) is set to one thread so that its spinning
+    threads and NumPy's do not starve each other (jittape.sweeps.blas_threads);
+    JITTAPE_BLAS_THREADS=keep leaves it alone."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="2")
+    env.pop("JITTAPE_BLAS_THREADS", None)
+    if keep:
+        env["JITTAPE_BLAS_THREADS"] = "keep"
+    out = subprocess.run([sys.executable, "-c", BLAS_POOLS], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    pools = eval(out.stdout.strip().splitlines()[-1])
+    if len(pools) < 2:
+        pytest.skip("one BLAS library in this process: nothing to limit")
+    assert (True, 2) in pools  # NumPy's own pool is left alone
+    assert ((False, 2) if keep else (False, 1)) in pools

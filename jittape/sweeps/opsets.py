@@ -26,7 +26,7 @@ process when a cold set is compiled; such a set loads and compiles nothing.
 
 from concurrent import futures
 
-from . import composed, disk_cache, tiers
+from . import blas_threads, composed, disk_cache, tiers
 from .codegen import sweep_source
 from ..optable.table import BY_NAME, OPS, swept
 
@@ -52,6 +52,7 @@ class Sweeps:
 
     def __init__(self, codes):
         self.codes = frozenset(codes)
+        blas_threads.one_pool(self.codes)
         self.names = [OPS[c].name for c in sorted(self.codes) if OPS[c].kind != "leaf"]
         self._jobs = {}  # sweep name -> its background compile (jittape.sweeps.tiers)
         for what in FUNCTIONS:
