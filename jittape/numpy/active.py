@@ -371,14 +371,45 @@ def flat_index(x):
 
 
 def broadcast_to(x, shape):
-    """``np.broadcast_to`` as a GATHER (its adjoint sums over the broadcast axes)."""
+    """``np.broadcast_to`` as a STRIDED record with zero strides on the broadcast axes (its
+    adjoint sums over them): a view, never an index array."""
     shape = tuple(shape) if np.ndim(shape) else (int(shape),)
     if not isinstance(x, Active):
         return np.broadcast_to(x, shape)
-    if np.shape(x._v) == shape:
+    xs = np.shape(x._v)
+    if xs == shape:
         return x
-    idx = np.broadcast_to(flat_index(x), shape)
-    return gather(x, idx, np.broadcast_to(x._v, shape).copy())
+    value = np.broadcast_to(x._v, shape)  # NumPy's checks
+    own = np.cumprod((1,) + xs[::-1][:-1])[::-1] if xs else ()  # C strides, in elements
+    pad = len(shape) - len(xs)
+    strides = [0] * pad + [0 if e == 1 else int(s) for e, s in zip(xs, own)]
+    return strided(x, 0, shape, strides, value.copy())
+
+
+def strided(x, start, shape, strides, value):
+    """Record ``value = x.ravel()[start + sum_d i_d * strides[d]]`` over the multi-index
+    ``i`` of ``shape`` (strides in elements): a SLICE when contiguous, else one STRIDED
+    record with its axes normalised (axes of extent 1 dropped, axes that continue each
+    other merged: a 2-D block of whole rows is one axis). A view of a comparison result is
+    still a :class:`Predicate`."""
+    t = x._t
+    cls = Predicate if isinstance(x, Predicate) else Active
+    dims = []
+    for e, s in zip(shape, strides):
+        if e == 0:
+            return const(t, value)
+        if e == 1:
+            continue
+        if dims and dims[-1][1] == e * s:  # the previous axis steps over this one whole
+            dims[-1] = (dims[-1][0] * e, s)
+        else:
+            dims.append((int(e), int(s)))
+    if not dims or len(dims) == 1 and dims[0][1] == 1:
+        return new_active(cls, t, K.SLICE, x._i, -1, int(start), 0.0, value)
+    layout = [len(dims), int(start)] + [e for e, _ in dims] + [s for _, s in dims]
+    return new_active(cls, t, K.STRIDED, x._i, -1, t.push_pool(layout), 0.0, value)
+
+
 
 
 def reshape(x, shape, order="C"):

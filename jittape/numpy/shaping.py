@@ -14,7 +14,7 @@ raveled input (:func:`with_extra`). Also here: the argument checks shared by the
 import numpy as np
 
 from .active import (Active, Predicate, check_const, new_active, tape_of, const, flat_index, gather,
-                     guard, reshape)
+                     guard, reshape, strided)  # noqa: F401  (strided: used here and in views)
 from .._base.errors import NotDifferentiableError
 from .object_arrays import as_operand
 from ..optable.table import codes as K
@@ -144,30 +144,6 @@ def view(x, q, value):
     """Record ``value``, the view ``q`` of :func:`probe` ``(x.shape)`` read from ``x``."""
     start = q.__array_interface__["data"][0] - _BYTE.__array_interface__["data"][0]
     return strided(x, start, q.shape, q.strides, value)
-
-
-def strided(x, start, shape, strides, value):
-    """Record ``value = x.ravel()[start + sum_d i_d * strides[d]]`` over the multi-index
-    ``i`` of ``shape`` (strides in elements): a SLICE when contiguous, else one STRIDED
-    record with its axes normalised (axes of extent 1 dropped, axes that continue each
-    other merged: a 2-D block of whole rows is one axis). A view of a comparison result is
-    still a :class:`Predicate`."""
-    t = x._t
-    cls = Predicate if isinstance(x, Predicate) else Active
-    dims = []
-    for e, s in zip(shape, strides):
-        if e == 0:
-            return const(t, value)
-        if e == 1:
-            continue
-        if dims and dims[-1][1] == e * s:  # the previous axis steps over this one whole
-            dims[-1] = (dims[-1][0] * e, s)
-        else:
-            dims.append((int(e), int(s)))
-    if not dims or len(dims) == 1 and dims[0][1] == 1:
-        return new_active(cls, t, K.SLICE, x._i, -1, int(start), 0.0, value)
-    layout = [len(dims), int(start)] + [e for e, _ in dims] + [s for _, s in dims]
-    return new_active(cls, t, K.STRIDED, x._i, -1, t.push_pool(layout), 0.0, value)
 
 
 def _affine(idx):

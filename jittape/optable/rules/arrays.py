@@ -386,8 +386,8 @@ INDEXING_OPS = [
     structured("slice", [], "z = x[k:k+n] (contiguous indexing); xbar[k:k+n] += zbar",
                slice_forward, slice_tangent, slice_reverse, fusion="slice", check=slice_check,
                second="linear", pattern=P.slice_pattern, vjp=slice_vjp),
-    structured("gather", [np.broadcast_to, np.transpose],
-               "z = x[idx] (indexing, transpose, broadcasting); xbar[idx] += zbar "
+    structured("gather", [np.take],
+               "z = x[idx] (integer-array indexing, np.take); xbar[idx] += zbar "
                "(scatter-add)", gather_forward, gather_tangent, gather_reverse,
                fusion="gather", check=gather_check, second="linear",
                pattern=P.gather_pattern, vjp=gather_vjp),
@@ -436,8 +436,10 @@ SCAN_OPS = [
 
 
 VIEW_OPS = [
-    structured("strided", [], "z = x viewed at an offset with a shape and strides (steps, "
-               "columns, transposes, flips: no index array); xbar at those positions += zbar",
+    structured("strided", [np.transpose, np.broadcast_to],
+               "z = x viewed at an offset with a shape and strides (steps, columns, "
+               "transposes, flips, broadcasting: no index array); xbar at those positions "
+               "+= zbar (summed over broadcast axes)",
                strided_forward, strided_tangent, strided_reverse, fusion="strided",
                check=strided_check, second="linear", pattern=P.strided_pattern,
                vjp=strided_vjp),
