@@ -111,3 +111,17 @@ def test_per_sample_gradients_record_again_where_a_guard_fails():
         jittape.batch_grad(f, 0, (None, None))(w, X)
     with pytest.raises(ValueError, match="different lengths"):
         jittape.batch_grad(f)(X, X[:3])
+
+
+def test_batched_jvp_and_hvp_stack_per_point_results():
+    X, V = RNG.standard_normal((6, 5)), RNG.standard_normal((6, 5))
+    t = jittape.record(rosen, X[0])
+    values, tangents = t.jvp(X, tangents=V, batch=True)
+    hv = t.hvp(X, v=V, batch=True)
+    assert values.shape == (6,) and tangents.shape == (6,) and hv.shape == (6, 5)
+    for p in range(6):
+        v, jv = t.jvp(X[p], tangents=V[p])
+        assert (values[p], tangents[p]) == (v, jv)
+        np.testing.assert_array_equal(hv[p], t.hvp(X[p], v=V[p]))
+    with pytest.raises(ValueError, match="stacked as the points"):
+        t.hvp(X, v=V[:3], batch=True)

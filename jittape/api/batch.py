@@ -138,3 +138,27 @@ def unstack(tape, grads, m):
         out.append(grads[:, at:at + size].reshape((m,) + t.shape(i)))
         at += size
     return out[0] if tape.single else tuple(out)
+
+
+def pointwise(tape, method, name, xs, directions, **kwargs):
+    """``tape.<method>`` (``jvp`` or ``hvp``) at each of a stack of points along the matching
+    stack of directions (keyword ``name``), results stacked on a leading axis: a loop over
+    the points (no batched tangent sweep yet). Raises as :func:`stacked` for bad stacks."""
+    m, _ = stacked(tape, xs)
+    dirs = (directions,) if tape.single else tuple(directions)
+    if len(dirs) != len(xs) or any(np.shape(d) != np.shape(x) for d, x in zip(dirs, xs)):
+        raise ValueError(f"batched {method}: the directions must be stacked as the points "
+                         f"are, shapes {[np.shape(x) for x in xs]}")
+    outs = []
+    for p in range(m):
+        d = dirs[0][p] if tape.single else tuple(e[p] for e in dirs)
+        outs.append(getattr(tape, method)(*(x[p] for x in xs), **{name: d}, **kwargs))
+    return _stack(outs)
+
+
+def _stack(outs):
+    """Per-point results (floats, arrays, tuples of them) stacked on a leading axis."""
+    first = outs[0]
+    if isinstance(first, tuple):
+        return tuple(_stack([o[k] for o in outs]) for k in range(len(first)))
+    return np.stack([np.asarray(o, dtype=np.float64) for o in outs])

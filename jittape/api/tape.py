@@ -202,26 +202,36 @@ class Tape(FastReplay):
                              f"{self.out_shape}")
         return self._output(val), self._input_adjoints(self._reverse(val, seed.ravel()))
 
-    def jvp(self, *xs, tangents, _val=None):
+    def jvp(self, *xs, tangents, batch=False, _val=None):
         """``(f(xs), J(xs) v)``: one forward and one tangent sweep (forward mode).
 
         ``tangents`` has the structure of the differentiated arguments: one array (or
         float) per argument, a tuple of them for several (as ``xs``), each of its argument's
-        shape. Returns the output value and its tangent, both of the output's shape.
+        shape. Returns the output value and its tangent, both of the output's shape. With
+        ``batch=True``, ``xs`` and ``tangents`` are stacks of points on a leading axis and
+        so are the results (a loop over the points: the tangent sweep has no batched form
+        yet, unlike :meth:`value_and_gradient`'s).
         """
+        if batch:
+            from . import batch as B
+            return B.pointwise(self, "jvp", "tangents", xs, tangents)
         from ..derivatives import jacobians
         flat = self._flat(tuple(xs))
         val = self._forward(flat) if _val is None else _val
         tan = (tangents,) if self.single else tuple(tangents)
         return self._output(val), jacobians.jvp(self, val, self._flat(tan))
 
-    def hvp(self, *xs, v, weights=None, _val=None):
+    def hvp(self, *xs, v, weights=None, batch=False, _val=None):
         """``H(xs) v`` of a scalar-output tape: forward, tangent and second-order sweeps at
         new inputs (forward over reverse; :mod:`jittape.derivatives.second_order`). ``v`` has the
         structure of the differentiated arguments (a tuple of them for several); so has the
         result. ``weights`` (the output's shape) gives ``H v`` of ``weights . f`` for an
-        array output. Raises GuardFailure as :meth:`gradient` does, NotDifferentiableError
+        array output. ``batch=True``: stacks of points and directions, as :meth:`jvp`'s.
+        Raises GuardFailure as :meth:`gradient` does, NotDifferentiableError
         if an op of the tape has no second-order rule, ValueError for a wrong shape."""
+        if batch:
+            from . import batch as B
+            return B.pointwise(self, "hvp", "v", xs, v, weights=weights)
         from ..derivatives import second_order
         val = self._forward(self._flat(tuple(xs))) if _val is None else _val
         tangents = self._flat((v,) if self.single else tuple(v))
