@@ -237,3 +237,23 @@ def test_sparsity_sees_through_a_recorded_inner_gradient():
     np.testing.assert_allclose(jittape.sparse_hessian(h)(x).toarray(), H, rtol=1e-13,
                                atol=1e-13)
     np.testing.assert_allclose(H, _fd_jacobian(jittape.grad(h), x), rtol=1e-6, atol=1e-6)
+
+
+def test_a_scatter_too_wide_to_record_takes_the_second_order_route():
+    """A gather whose adjoint would pad one target's many sources into a huge table
+    (jittape.optable.rules.array_vjps.PAD_LIMIT) makes the recorded sweep give up and undo
+    what it recorded (Recorder rolled back): the nested derivative is then the call record,
+    with the same values."""
+    idx = np.concatenate([np.zeros(3000, dtype=int), np.arange(200)])
+    f = lambda z: np.sum(np.sin(z[idx]) * z[idx])  # noqa: E731
+    x = np.linspace(-1.0, 1.0, 200)
+    h = lambda z: np.vdot(jittape.grad(f)(z), np.cos(z))  # noqa: E731
+    tape = jittape.record(h, x)
+    assert K.NESTED_VJP in tape.arrays.op.tolist()  # the call record, not recorded records
+    g1 = jittape.grad(h)(x)
+    g2 = jittape.grad(lambda z: np.vdot(jittape.grad(f)(z), np.cos(z)))(x)
+    np.testing.assert_allclose(tape.gradient(x), g1, rtol=1e-12)
+    np.testing.assert_allclose(g1, g2, rtol=1e-12)
+    # d/dx <grad f(x), cos x> = H(x) cos x - grad f(x) sin x
+    np.testing.assert_allclose(jittape.hvp(f)(x, np.cos(x)) - jittape.grad(f)(x) * np.sin(x),
+                               g1, rtol=1e-10, atol=1e-10)
