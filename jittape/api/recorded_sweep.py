@@ -13,7 +13,7 @@ runs through it.
 
 import numpy as np
 
-from ..numpy.active import Active
+from ..numpy.active import Active, guard
 from ..optable.recorded import Rec, Scatter, Unsupported, vjp_of
 from ..optable.registry import OPS, operands
 
@@ -54,6 +54,14 @@ class _Records:
             p = self.primal(i)
             v = self.values[key] = Active(self.t, i, float(p[0]) if key[1] else p)
         return v
+
+
+def _guarded(a):
+    """``a``'s value as a plain array, guarded (a rule's constant, :class:`Rec`)."""
+    if isinstance(a, Active):
+        guard(a)
+        return np.array(a._v, dtype=np.float64)
+    return np.asarray(a, dtype=np.float64)
 
 
 def _active_records(recs, lo, hi, seeds):
@@ -134,7 +142,7 @@ class _Sweep:
             r = Rec([recs.value(j, scalar) for j in ids], [recs.size(j) for j in ids],
                     [lo <= j and active[j - lo] for j in ids], recs.value(i, scalar),
                     recs.size(i), recs.k[i], recs.c[i], recs.frozen.pool,
-                    [recs.primal(j) for j in ids])
+                    [recs.primal(j) for j in ids], _guarded)
             for j, d in zip(ids, rules[code](r, g if scalar else _fit(g, False))):
                 if d is None or j < lo or not active[j - lo]:
                     continue  # (a record before lo is a constant of this derivative)

@@ -51,15 +51,18 @@ class Rec:
     three), ``sizes`` their sizes, ``need`` whether each one's adjoint is wanted (a rule
     may return None for the others), ``z`` the record's own value (flat), ``n`` its size,
     ``k`` and ``c`` its immediates, ``pool`` the tape's integer pool (int64 array),
-    ``primals`` the operands' values as plain arrays (for arguments that are constants).
+    ``primals`` the operands' values as plain arrays (for arguments that are constants),
+    ``constant(a)`` the value of ``a`` (active or not) as a plain array, with a guard
+    recorded on it (a replay where it differs records again: a sort's permutation).
     """
 
-    __slots__ = ("args", "sizes", "need", "z", "n", "k", "c", "pool", "primals")
+    __slots__ = ("args", "sizes", "need", "z", "n", "k", "c", "pool", "primals", "constant")
 
-    def __init__(self, args, sizes, need, z, n, k, c, pool, primals=None):
+    def __init__(self, args, sizes, need, z, n, k, c, pool, primals=None, constant=None):
         self.args, self.sizes, self.need, self.z = args, sizes, need, z
         self.n, self.k, self.c, self.pool = n, k, c, pool
         self.primals = primals if primals is not None else args
+        self.constant = constant or np.asarray
 
     @property
     def x(self):

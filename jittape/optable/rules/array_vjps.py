@@ -149,3 +149,14 @@ def cumprod_vjp(r, g):
     later = np.triu(np.ones((m, m), dtype=bool))[None, :, :, None]
     terms = np.cumprod(rows, axis=2) * np.reshape(g, (outer, 1, m, inner))
     return [np.ravel(np.sum(np.where(later, terms, 0.0), axis=2))]
+
+
+def sort_vjp(r, g):
+    # the value holds the sorted values, then the permutation (as floats): the adjoint of the
+    # values goes back through the permutation, taken as a constant under a guard (a replay
+    # where the order changes records again, as the compiled rule recomputes it)
+    outer, m, inner = _layout(r)
+    size = outer * m * inner
+    perm = r.constant(r.z[size:]).astype(np.int64).reshape(outer, m, inner)
+    base = (np.arange(outer)[:, None, None] * m * inner + np.arange(inner)[None, None, :])
+    return [Scatter(np.ravel(base + perm * inner), g[:size])]

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import patterns as P
 from .array_vjps import (concat_vjp, cumprod_vjp, cumsum_vjp, extremum_vjp, gather_vjp,
-                         prod_vjp, slice_vjp, strided_vjp, sum_vjp)
+                         prod_vjp, slice_vjp, sort_vjp, strided_vjp, sum_vjp)
 from .prod_kernels import (cumprod_forward, cumprod_hvp, cumprod_reverse, cumprod_tangent,
                            prod_forward, prod_hvp, prod_reverse, prod_tangent)
 from ..entry import Spec, bounded, pool_at, structured
@@ -430,8 +430,7 @@ SCAN_OPS = [
                vjp=cumprod_vjp),
     structured("sort", [np.sort], "z = x[perm]; xbar[perm] += zbar (the adjoint follows the "
                "permutation, recomputed on replay)", sort_forward, sort_tangent, sort_reverse,
-               check=sort_check, second="linear",
-               pattern=P.sort_pattern),
+               check=sort_check, second="linear", pattern=P.sort_pattern, vjp=sort_vjp),
 ]
 
 

@@ -28,7 +28,7 @@ records the region reads and ``M = d(J^T w)/d(x, p)``, symmetric in the slots:
 These records are the second-order route: :mod:`jittape.api.nesting` records the inner
 derivative as ordinary records instead (the recorded reverse sweep, which nests to any order)
 whenever every op it runs through has a recorded reverse rule (:mod:`jittape.optable.recorded`).
-Through the others (factorizations, ``sort``, custom rules) it takes these records, whose own
+Through the others (factorizations, ``interp``, custom rules) it takes these records, whose own
 second order would be third derivatives of ``f``, which no sweep computes: both refuse it,
 naming the ops.
 
