@@ -40,3 +40,21 @@ def slogdet_vjp(r, g):
     a = _stack(r.x, nb, (nn, nn))
     lbar = np.reshape(g[nb:], (nb, 1, 1)) if nb != 1 else g[nb:]
     return [np.ravel(lbar * _t(np.linalg.inv(a)))]
+
+
+def eigh_vjp(r, g):
+    # value: every matrix's eigenvalues, then every V; Abar = sym(V (diag(wbar) + F o (V^T
+    # Vbar)) V^T), F_ij = 1 / (w_j - w_i) off the diagonal and 0 for equal eigenvalues (the
+    # compiled rule's convention; Magnus & Neudecker, "Matrix Differential Calculus", ch. 8)
+    nn = int(r.pool[r.k])
+    nb = r.n // (nn + nn * nn) if nn else 0
+    w = np.reshape(r.z[:nb * nn], (nb, nn, 1))
+    v = np.reshape(r.z[nb * nn:], (nb, nn, nn))
+    inner = _t(v) @ np.reshape(g[nb * nn:], (nb, nn, nn))
+    gap = _t(w) - w  # [i, j] = w_j - w_i
+    eye = np.eye(nn, dtype=bool)
+    tie = gap == 0.0
+    mid = np.where(eye, np.reshape(g[:nb * nn], (nb, nn, 1)),
+                   np.where(tie, 0.0, inner / np.where(tie, 1.0, gap)))
+    a = v @ mid @ _t(v)
+    return [np.ravel(0.5 * (a + _t(a)))]
