@@ -15,7 +15,7 @@ import numpy as np
 
 from ..._base.errors import NotDifferentiableError
 from ..entry import Spec, structured
-from .linalg_vjps import eigh_vjp, inv_vjp, slogdet_vjp, solve_vjp
+from .linalg_vjps import cholesky_vjp, eigh_vjp, inv_vjp, slogdet_vjp, solve_vjp
 from .linalg_kernels import (cholesky_forward, cholesky_reverse, cholesky_tangent, eigh_forward,
                              eigh_reverse, eigh_tangent, inv_forward, inv_reverse, inv_tangent,
                              lower_half, matrix_check, slogdet_forward, slogdet_reverse,
@@ -206,7 +206,7 @@ LINALG_OPS = [
                "Ldot = L Phi(L^-1 Adot L^-T); Abar += sym(L^-T Phi(L^T Lbar) L^-1), Phi = "
                "lower triangle, half diagonal (Murray 2016)", cholesky_forward,
                cholesky_tangent, cholesky_reverse, check=matrix_check(lambda nn, m: nn * nn),
-               spec=_CHOL, second=cholesky_hvp),
+               spec=_CHOL, second=cholesky_hvp, vjp=cholesky_vjp),
     structured("eigh", [np.linalg.eigh, np.linalg.eigvalsh],
                "wdot = diag(V^T Adot V); Abar += sym(V (diag(wbar) + F o (V^T Vbar)) V^T), "
                "F_ij = 1/(w_j - w_i)", eigh_forward, eigh_tangent, eigh_reverse,

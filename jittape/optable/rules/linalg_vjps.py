@@ -58,3 +58,15 @@ def eigh_vjp(r, g):
                    np.where(tie, 0.0, inner / np.where(tie, 1.0, gap)))
     a = v @ mid @ _t(v)
     return [np.ravel(0.5 * (a + _t(a)))]
+
+
+def cholesky_vjp(r, g):
+    # Abar = sym(L^-T Phi(L^T Lbar) L^-1), Phi: the lower triangle, diagonal halved
+    # (Murray, "Differentiation of the Cholesky decomposition", 2016, eq. 10)
+    nn = int(r.pool[r.k])
+    count = r.n // (nn * nn) if nn else 0
+    lt = _t(_stack(r.z, count, (nn, nn)))
+    p = lt @ _stack(g, count, (nn, nn))
+    phi = p * (np.tril(np.ones((nn, nn)), -1) + 0.5 * np.eye(nn))
+    s = _t(np.linalg.solve(lt, _t(np.linalg.solve(lt, phi))))
+    return [np.ravel(0.5 * (s + _t(s)))]
