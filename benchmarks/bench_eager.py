@@ -21,7 +21,6 @@ PyTorch runs the same model in ``torch`` with float64 tensors (``requires_grad``
 ``backward``), single-threaded as every tool here.
 """
 
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -32,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import jittape  # noqa: E402
+from benchmarks.common import median_time as timed  # noqa: E402
 
 RNG = np.random.default_rng(0)
 X_MLP, Y_MLP = RNG.standard_normal((128, 32)), np.eye(10)[RNG.integers(0, 10, 128)]
@@ -39,25 +39,6 @@ SEQ = RNG.standard_normal((20, 16, 8))
 X_VAE, EPS = RNG.standard_normal((64, 20)), RNG.standard_normal((64, 4))
 X_GP = RNG.standard_normal((50, 2))
 Y_GP = np.sin(X_GP[:, 0]) + 0.1 * RNG.standard_normal(50)
-
-
-def timed(fn, repeat=7):
-    fn()
-    number = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        if time.perf_counter() - t0 >= 0.02:
-            break
-        number *= 2
-    runs = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        runs.append((time.perf_counter() - t0) / number)
-    return statistics.median(runs)
 
 
 def mlp(np_, params):
@@ -115,10 +96,10 @@ def torch_grad(model, params):
     torch.set_num_threads(1)
 
     class T:  # the NumPy names the models use, on tensors
-        tanh, exp, log, sum, max, eye = (torch.tanh, torch.exp, torch.log, None, None,
-                                         lambda n: torch.eye(n, dtype=torch.float64))
-        zeros = staticmethod(lambda s: torch.zeros(s, dtype=torch.float64))
+        tanh, exp, log = torch.tanh, torch.exp, torch.log
         linalg, diag, dot = torch.linalg, torch.diag, torch.dot
+        eye = staticmethod(lambda n: torch.eye(n, dtype=torch.float64))
+        zeros = staticmethod(lambda s: torch.zeros(s, dtype=torch.float64))
 
         @staticmethod
         def sum(a, axis=None, keepdims=False):

@@ -26,7 +26,6 @@ what it is compared to:
   pair.
 """
 
-import statistics
 import sys
 import threading
 import time
@@ -38,28 +37,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import jittape  # noqa: E402
+from benchmarks.common import median_time as timed  # noqa: E402
 from jittape.numpy import prealloc  # noqa: E402
-
-
-def timed(fn, repeat=7, number=None):
-    """Median seconds per call of ``fn`` over ``repeat`` runs (after one warm-up call)."""
-    fn()
-    if number is None:  # calls per run: about 20 ms of them
-        number = 1
-        while True:
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            if time.perf_counter() - t0 >= 0.02:
-                break
-            number *= 2
-    runs = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        runs.append((time.perf_counter() - t0) / number)
-    return statistics.median(runs)
 
 
 def residual_prealloc(p):

@@ -111,6 +111,27 @@ def sample_times(fns, settings, budget=None, once=None):
     return samples
 
 
+def median_time(fn, repeat=7):
+    """Median seconds per call of ``fn`` over ``repeat`` runs of about 20 ms of calls each,
+    after one warm-up call (the scripts that time a few calls side by side in one process)."""
+    fn()
+    number = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        if time.perf_counter() - t0 >= 0.02:
+            break
+        number *= 2
+    runs = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        runs.append((time.perf_counter() - t0) / number)
+    return statistics.median(runs)
+
+
 def stats(samples):
     """Median, first and third quartile of a list of per-call times."""
     s = sorted(samples)
