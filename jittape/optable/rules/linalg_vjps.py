@@ -70,3 +70,17 @@ def cholesky_vjp(r, g):
     phi = p * (np.tril(np.ones((nn, nn)), -1) + 0.5 * np.eye(nn))
     s = _t(np.linalg.solve(lt, _t(np.linalg.solve(lt, phi))))
     return [np.ravel(0.5 * (s + _t(s)))]
+
+
+def expm_vjp(r, g):
+    # Abar = L(A^T, G), the Frechet derivative: the upper right block of
+    # exp([[A^T, G], [0, A^T]]) (Mathias 1996; Higham, "Functions of Matrices", 2008, 3.2)
+    import scipy.linalg
+    nn = int(r.pool[r.k])
+    count = r.n // (nn * nn) if nn else 0
+    at = _t(_stack(r.x, count, (nn, nn)))
+    gb = _stack(g, count, (nn, nn))
+    top = np.concatenate([at, gb], axis=-1)
+    bottom = np.concatenate([np.zeros(np.shape(at)), at], axis=-1)
+    e = scipy.linalg.expm(np.concatenate([top, bottom], axis=-2))
+    return [np.ravel(e[..., :nn, nn:])]

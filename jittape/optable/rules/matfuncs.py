@@ -15,6 +15,7 @@ pool[k] = n).
 import numpy as np
 
 from ..entry import Spec, structured
+from .linalg_vjps import expm_vjp
 from .linalg_kernels import matrix_check, square, stack_count
 
 # Padé degrees and their 1-norm bounds theta_m (Higham 2005, Table 2.3)
@@ -177,7 +178,7 @@ MATFUNC_OPS = [
                "Y = exp(A) (scaling and squaring, Pade 3-13); Ydot = L(A, Adot), the upper "
                "right block of exp([[A, Adot], [0, A]]); Abar += L(A^T, Ybar) (Higham 2008)",
                expm_forward, expm_tangent, expm_reverse,
-               check=matrix_check(lambda nn, m: nn * nn), second=expm_hvp,
+               check=matrix_check(lambda nn, m: nn * nn), second=expm_hvp, vjp=expm_vjp,
                spec=Spec(lo=-1.0, hi=1.0, shapes=(((3, 3),), ((2, 2, 2),)),
                          fn=lambda x: __import__("scipy.linalg").linalg.expm(x * 3.0))),
 ]
