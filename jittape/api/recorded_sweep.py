@@ -15,7 +15,7 @@ import numpy as np
 
 from ..numpy.active import Active, guard
 from ..optable.recorded import Rec, Scatter, Unsupported, vjp_of
-from ..optable.registry import OPS, operands
+from ..optable.registry import OPS, operand_lists
 
 
 class _Records:
@@ -24,17 +24,13 @@ class _Records:
 
     def __init__(self, frozen, t):
         self.frozen, self.t = frozen, t
-        self.op, self.a, self.b = frozen.op.tolist(), frozen.a.tolist(), frozen.b.tolist()
-        self.k, self.c, self.off = frozen.k.tolist(), frozen.c.tolist(), frozen.off.tolist()
-        self.arity = [op.arity for op in OPS]
+        self.op, self.k, self.c = frozen.op.tolist(), frozen.k.tolist(), frozen.c.tolist()
+        self.off = frozen.off.tolist()
+        self.reads = operand_lists(frozen)
         self.values = {}
 
     def operands(self, i):
-        n = self.arity[self.op[i]]
-        if n <= 0:
-            return operands(self.frozen, i) if n < 0 else []
-        ids = [self.a[i]] if self.b[i] < 0 else [self.a[i], self.b[i]]
-        return ids + [self.k[i]] if n == 3 else ids
+        return self.reads[i]
 
     def size(self, i):
         return self.off[i + 1] - self.off[i]

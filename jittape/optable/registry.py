@@ -64,14 +64,36 @@ def operands(t, i):
 _ARITY = {}  # number of ops -> operand count by opcode (-1: n-ary, in the pool)
 
 
+def _arity_table():
+    """Operand count by opcode (0 for leaves, -1 n-ary), made once the table is complete
+    (ops register at import)."""
+    import numpy as np
+    table = _ARITY.get(len(OPS))
+    if table is None:
+        table = _ARITY[len(OPS)] = np.array([0 if op.kind == LEAF else op.arity for op in OPS])
+    return table
+
+
+def operand_lists(t):
+    """:func:`operands` of every record of tape arrays ``t``, as a list of lists (one pass
+    over the columns, not a lookup of the op per record)."""
+    arity = _arity_table()[t.op].tolist()
+    a, b, k = t.a.tolist(), t.b.tolist(), t.k.tolist()
+    out = []
+    for i, n in enumerate(arity):
+        if n <= 0:
+            out.append(operands(t, i) if n < 0 else [])
+            continue
+        ids = [a[i]] if b[i] < 0 else [a[i], b[i]]
+        out.append(ids + [k[i]] if n == 3 else ids)
+    return out
+
+
 def read_before(t, lo, hi, before):
     """The records below ``before`` that records ``lo..hi-1`` of tape arrays ``t`` read
     (:func:`operands` of each, at once), sorted."""
     import numpy as np
-    table = _ARITY.get(len(OPS))
-    if table is None:  # (once the table is complete: ops register at import)
-        table = _ARITY[len(OPS)] = np.array([0 if op.kind == LEAF else op.arity for op in OPS])
-    arity = table[t.op[lo:hi]]
+    arity = _arity_table()[t.op[lo:hi]]
     ids = [t.a[lo:hi][arity > 0], t.b[lo:hi][arity > 0], t.k[lo:hi][arity == 3]]
     ids += [operands(t, i) for i in (lo + np.flatnonzero(arity < 0)).tolist()]
     ids = np.concatenate([np.asarray(q, dtype=np.int64) for q in ids])

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..optable.entry import CALL, LEAF, REGION, SELECT, TERNARY
-from ..optable.registry import OPS, codes as K, operands
+from ..optable.registry import OPS, codes as K, operand_lists
 from .arrays import TapeArrays
 
 
@@ -72,29 +72,10 @@ def optimize(t, out):
     if kinds & {REGION, CALL}:
         report.skipped = "it holds regions (custom rules, checkpoints or nested derivatives)"
         return t, out, report
-    reads = _operand_lists(t)
+    reads = operand_lists(t)
     rep, const, folded = _forward_pass(t, reads, report)
     live = _live(t, out, reads, rep, const)
     return _rebuild(t, out, rep, folded, live, report)
-
-
-_ARITY = {}
-
-
-def _operand_lists(t):
-    """The operands of every record (:func:`jittape.optable.registry.operands`, without
-    its per-record lookups)."""
-    arity = _ARITY.get(len(OPS)) or _ARITY.setdefault(len(OPS), [op.arity for op in OPS])
-    op, a, b, k = (col.tolist() for col in (t.op, t.a, t.b, t.k))
-    out = []
-    for i in range(len(op)):
-        n = arity[op[i]]
-        if n <= 0:
-            out.append(operands(t, i) if n < 0 else [])
-            continue
-        ids = [a[i]] if b[i] < 0 else [a[i], b[i]]
-        out.append(ids + [k[i]] if n == 3 else ids)
-    return out
 
 
 _POOL_USERS = {}
@@ -122,7 +103,7 @@ def _forward_pass(t, reads, report):
     is input-independent, and whether it is folded into a constant."""
     n = t.n_records
     op, a, b, k, c = (col.tolist() for col in (t.op, t.a, t.b, t.k, t.c))
-    off, val, arity = t.off.tolist(), t.val, _ARITY[len(OPS)]
+    off, val = t.off.tolist(), t.val
     rep, const, folded = list(range(n)), [False] * n, [False] * n
     seen, segments, pool = {}, _pool_segments(t, op, k), t.pool
     for i in range(n):
@@ -154,7 +135,7 @@ def _forward_pass(t, reads, report):
             report.identities += 1
             continue
         kk = k[i] if spec.kind not in (SELECT, TERNARY) else rep[k[i]]
-        if arity[code] < 0:
+        if spec.arity < 0:
             kk = _pool_parts(t, i, rep)
         elif _uses_pool(code):  # the layout, wherever in the pool it was put
             lo, hi = segments[k[i]]
