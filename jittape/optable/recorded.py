@@ -40,6 +40,7 @@ import numpy as np
 from .entry import Unsupported  # noqa: F401  (raised by structured rules)
 from .rules.array_vjps import Scatter  # noqa: F401  (returned by indexing rules)
 from .scalar_math import LN10, LN2
+from .symbolic import value_calls
 from .registry import OPS
 
 
@@ -112,13 +113,9 @@ _CALLS = {}
 
 def _calls():
     if not _CALLS:
-        for op in OPS:
-            if not op.elementwise or op.uses_c or not op.value or not op.numpy:
-                continue
-            node = ast.parse(op.value, mode="eval").body
-            params = [a.id for a in getattr(node, "args", ()) if isinstance(a, ast.Name)]
-            if isinstance(node, ast.Call) and params == ["x", "y", "q"][:len(node.args)]:
-                _CALLS.setdefault(ast.unparse(node.func), op.numpy[0])
+        for name, _, op in value_calls(OPS):
+            if op.numpy:
+                _CALLS.setdefault(name, op.numpy[0])
         _CALLS.update(EXTRA_CALLS)
     return _CALLS
 

@@ -58,10 +58,11 @@ def _dotted(node):
     raise NoRule(ast.unparse(node))
 
 
-def call_rules(ops):
-    """``{function name: (parameter names, partial expressions)}`` from the elementwise
-    entries whose value is a call of their operands, plus :data:`CALLS`."""
-    rules = {name: ([f"u{i}" for i in range(len(ps))], ps) for name, ps in CALLS.items()}
+def value_calls(ops):
+    """``[(function name, parameter names, op)]``: the elementwise entries whose value is a
+    call of their operands in order (``math.tan(x)``), first entry first: the op is that
+    function (its partials are the function's derivatives, its NumPy callable computes it)."""
+    out = []
     for op in ops:
         if not op.elementwise or op.uses_c or not op.value:
             continue
@@ -69,7 +70,16 @@ def call_rules(ops):
         params = [a.id for a in getattr(node, "args", ()) if isinstance(a, ast.Name)]
         if isinstance(node, ast.Call) and params == list(VARIABLES[:len(node.args)]) and \
                 len(params) == len(op.partials):
-            rules.setdefault(_dotted(node.func), (params, op.partials))
+            out.append((_dotted(node.func), params, op))
+    return out
+
+
+def call_rules(ops):
+    """``{function name: (parameter names, partial expressions)}`` from the elementwise
+    entries whose value is a call of their operands, plus :data:`CALLS`."""
+    rules = {name: ([f"u{i}" for i in range(len(ps))], ps) for name, ps in CALLS.items()}
+    for name, params, op in value_calls(ops):
+        rules.setdefault(name, (params, op.partials))
     return rules
 
 
