@@ -169,11 +169,6 @@ def _to_region(t, r, slots, y):
     return y
 
 
-def _flat(a):
-    """Active ``a`` as a flat value of its record (free: records are flat)."""
-    return Active(a._t, a._i, np.ravel(np.asarray(a._v, dtype=np.float64)))
-
-
 def _shaped(v, shape):
     """A flat adjoint ``v`` (active, plain, or None for zero) in ``shape``."""
     if v is None:
@@ -267,7 +262,7 @@ def vjp_record(f, args, kwargs, nums, w, scalar=False):
     elif np.shape(wv._v) != np.shape(y._v):
         raise ValueError(f"vjp: cotangent of shape {np.shape(wv._v)} for an output of shape "
                          f"{np.shape(y._v)}")
-    adj = None if suffices else _recorded_vjp(t, r, slots, y, _flat(wv))
+    adj = None if suffices else _recorded_vjp(t, r, slots, y, wv)
     if adj is not None:
         it = iter([_shaped(a, np.shape(x._v)) for a, x in zip(adj, xs)])
         return [rebuild(it, lambda c: None) for _, rebuild in flats]
@@ -315,7 +310,7 @@ def _recorded_jvp(t, r, slots, y, vs):
     adj = _recorded_vjp(t, r, slots, y, u)
     if adj is None:
         return None
-    outs = [(a._i, _flat(v)) for a, v in zip(adj, vs) if isinstance(a, Active)]
+    outs = [(a._i, v) for a, v in zip(adj, vs) if isinstance(a, Active)]
     if not outs:
         return np.zeros(shape) if shape else 0.0
     jv = recorded_sweep.reverse(t, u._i, [u._i], outs)

@@ -93,8 +93,8 @@ def rollback(t, n, pool):
 
 def reverse(t, lo, seeds, outputs):
     """The adjoints of ``seeds`` (record ids >= ``lo``) in ``sum <w, v_y>`` over the
-    ``outputs`` ``(y, w)`` (``w`` the cotangent of record ``y``: flat, its size, active or
-    plain), recorded on the open tape ``t``: one flat active value per seed (None where no
+    ``outputs`` ``(y, w)`` (``w`` the cotangent of record ``y``: its size, any shape, active
+    or plain), recorded on the open tape ``t``: one flat active value per seed (None where no
     derivative reaches it), or None if a record between them has no NumPy rule (nothing is
     then recorded)."""
     frozen = t.freeze()
