@@ -410,8 +410,6 @@ def strided(x, start, shape, strides, value):
     return new_active(cls, t, K.STRIDED, x._i, -1, t.push_pool(layout), 0.0, value)
 
 
-
-
 def reshape(x, shape, order="C"):
     if order != "C":
         raise NotDifferentiableError("reshape of an active value supports order='C' only")
@@ -505,23 +503,3 @@ def logical(opc, p, q):
     shape = np.shape(z)
     pn, qn = as_node(t, p, shape), as_node(t, q, shape)
     return new_active(Predicate, t, opc, pn._i, qn._i, 0, 0.0, z if shape else bool(z))
-
-
-def where(cond, x=None, y=None):
-    """``np.where(cond, x, y)``: one WHERE record; the condition (a comparison, active or
-    constant) carries no derivative, so it stays valid at any replayed point."""
-    if x is None and y is None:
-        raise NotDifferentiableError(
-            "np.where(cond) with one argument returns indices, which have no derivative. "
-            "Use np.where(cond, a, b), or np.nonzero(jittape.primal(cond)).")
-    t = tape_of(cond, x, y)
-    cv = cond._v if isinstance(cond, Active) else np.asarray(cond, dtype=bool)
-    xv = x._v if isinstance(x, Active) else x
-    yv = y._v if isinstance(y, Active) else y
-    z = np.where(cv, xv, yv).astype(np.float64)
-    shape = z.shape
-    cn, xn, yn = (as_node(t, q, shape) for q in (cond, x, y))
-    return new_active(Active, t, K.WHERE, xn._i, yn._i, cn._i, 0.0, z if shape else float(z))
-
-
-dispatch.FUNCTIONS[np.where] = where

@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from . import dispatch
-from .active import Active, Predicate, new_active, tape_of, const, reshape, where
+from .active import Active, Predicate, new_active, tape_of, const, reshape
+from .selection import where
 from .._base.errors import NotDifferentiableError
 from ..optable.table import codes as K
 from .shaping import (alias, const_array, has_active, rearrange, refuse_active, unsupported,

@@ -13,7 +13,8 @@ import warnings
 import numpy as np
 
 from . import dispatch
-from .active import Active, new_active, tape_of, broadcast_to, const, guard, reshape, where
+from .active import Active, new_active, tape_of, broadcast_to, const, guard, reshape
+from .selection import where
 from .._base.errors import NotDifferentiableError
 from ..optable.table import codes as K
 from .shaping import (NOVALUE, normalize_axes, check_dtype, check_out, const_array, refuse_active,

@@ -14,7 +14,8 @@ shapes must be constants (an active one raises :class:`NotDifferentiableError`).
 import numpy as np
 
 from . import dispatch
-from .active import Active, broadcast_to, const, flat_index, where
+from .active import Active, broadcast_to, const, flat_index
+from .selection import where
 from .reductions import sum_
 from .shaping import (NOVALUE, alias, check_dtype, check_out, const_array, has_active,
                       ravel_any, rearrange, refuse_active, shape_probe, take_flat, unsupported,

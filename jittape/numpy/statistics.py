@@ -15,7 +15,8 @@ A slice holding a NaN gives NaN, as NumPy's (its last sorted element, NaN, is co
 import numpy as np
 
 from . import dispatch
-from .active import Active, tape_of, const, where
+from .active import Active, tape_of, const
+from .selection import where
 from .reductions import mean, sort
 from .shaping import (alias, rearrange, refuse_active, take_flat, transpose_any, unsupported,
                       primal_array, normalize_axis_tuple)

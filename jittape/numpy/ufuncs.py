@@ -13,7 +13,8 @@ import numpy as np
 
 from . import dispatch
 from .active import (Active, Predicate, as_node, check_const, logical, new_active, tape_of, binary,
-                     compare, guard, unary, where)
+                     compare, guard, unary)
+from .selection import where
 from .._base.errors import NotDifferentiableError
 from .._base.imports import loaded
 from .primal_values import UFUNC_OF, scalar_primal
