@@ -125,3 +125,9 @@ def test_batched_jvp_and_hvp_stack_per_point_results():
         np.testing.assert_array_equal(hv[p], t.hvp(X[p], v=V[p]))
     with pytest.raises(ValueError, match="stacked as the points"):
         t.hvp(X, v=V[:3], batch=True)
+
+
+def test_a_structured_tape_is_refused():
+    t = jittape.record(lambda p: np.sum(p["w"] ** 2), {"w": np.ones(3)})
+    with pytest.raises(ValueError, match="structured"):
+        t.value_and_gradient(np.ones((2, 3)), batch=True)

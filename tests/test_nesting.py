@@ -257,3 +257,15 @@ def test_a_scatter_too_wide_to_record_takes_the_second_order_route():
     # d/dx <grad f(x), cos x> = H(x) cos x - grad f(x) sin x
     np.testing.assert_allclose(jittape.hvp(f)(x, np.cos(x)) - jittape.grad(f)(x) * np.sin(x),
                                g1, rtol=1e-10, atol=1e-10)
+
+
+def test_second_derivatives_through_an_op_without_a_second_order_rule_name_it():
+    """eig has first-order rules only: a gradient of a gradient through it (the call
+    record's second-order sweep meets it) raises jittape's error naming eig, not a
+    misleading third-derivative message."""
+    def f(z):
+        a = np.array([[z[0], z[1]], [z[2], 2.0]])
+        return np.sum(np.linalg.eig(a)[0] ** 2)
+    x = np.array([1.0, 0.3, 0.2])
+    with pytest.raises(jittape.NotDifferentiableError, match="second derivatives through eig"):
+        jittape.grad(lambda z: np.vdot(jittape.grad(f)(z), V))(x)
