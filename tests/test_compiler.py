@@ -62,6 +62,43 @@ def test_elementwise_records_fuse_into_one_loop_each_way():
     # intermediate needs a buffer slot
 
 
+def _row_sums(x):
+    X = x.reshape(4, 2, 3)
+    r = np.sum(np.sin(X) * X, axis=(1, 2))  # rows of 6: a sum over the last two axes
+    s = np.sum(np.exp(X[:, 0]) ** 2, axis=-1, keepdims=True)  # rows of 3, kept
+    return np.sum(r ** -3.0) + np.sum(np.cos(s) * r[:, None]) + np.sum(r)
+
+
+@pytest.mark.parametrize("f, nested", [
+    (_row_sums, 2), (lambda x: np.sum(np.sum(x.reshape(6, 4) ** 2, 1) ** -1), 1)])
+def test_a_sum_over_the_last_axes_nests_into_its_loop(f, nested):
+    """A sum over the trailing axes of a fused group's last member closes that loop as one
+    accumulator per row (LJ's ``np.sum(d**2, axis=-1)``): no call of the sum's kernel."""
+    x = np.linspace(0.3, 1.2, 24)
+    t = jittape.record(f, x)
+    src = kernel_source(t)
+    # (NumPy's sum over axes (1, 2) is two records: the second follows no loop)
+    assert src.count("for jo in range(") == 2 * nested
+    compiled = jittape.record(f, x).compile()
+    for y in (x, 0.9 * x):
+        v, g = compiled.value_and_gradient(y)
+        assert v == pytest.approx(f(y), rel=1e-13)
+        np.testing.assert_allclose(g, jittape.grad(f)(y), rtol=1e-12)
+
+
+@pytest.mark.parametrize("c", [3.0, -1.0, -2.0, -3.0])
+def test_integer_powers_differentiate_by_multiplication_as_pow_does(c):
+    """``pow_dx``'s branch-free integer exponents (no pow() call for LLVM to vectorize into
+    every element) agree with ``c x^(c-1)`` by pow(), at zeros of either sign and inf."""
+    from jittape.optable.scalar_math import pow_dx, powc
+    for x in (0.7, -1.3, 0.0, -0.0, np.inf, -np.inf, 1e-200, 3e120):
+        with np.errstate(all="ignore"):
+            want = c * np.power(x, c - 1.0)
+            got = pow_dx(np.float64(x), c, powc(np.float64(x), c))
+        assert got == pytest.approx(want, rel=1e-15) or (got == want), (x, got, want)
+        assert np.signbit(got) == np.signbit(want) or want == 0.0
+
+
 def test_compiled_guard_failure_and_scalar_inputs():
     def f(x, y):
         return x * y if x > 0 else x - y

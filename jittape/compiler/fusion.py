@@ -88,6 +88,12 @@ class Fused:
         self.mset = set(members)
         self.n = int(gen.size[members[0]])
         self.stores, self.accs = {}, set()
+        # a sum over the last axes of rows of m elements (pool layout (outer, m, inner=1)):
+        # the loops nest, rows outside; 0 for a flat loop (no sum, or a sum over all)
+        self.rows = self.m = 0
+        if fsum >= 0 and int(gen.size[fsum]) > 1:
+            p = int(gen.t.k[fsum])
+            self.rows, self.m = int(gen.t.pool[p]), int(gen.t.pool[p + 1])
 
     def ex(self, j, reverse=False):
         """Operand record j at element j of the loop (in the reverse loop, ``0.0`` for a
@@ -165,28 +171,34 @@ class Fused:
     def reverse(self, body):
         """Reverse loop: recompute the primals of the element, then adjoints backwards."""
         gen, fsum = self.gen, self.fsum
-        rev = []
-        if fsum >= 0 and gen._buffer_consumers(fsum):
-            rev.append((0, f"g{fsum} += adj[{gen.bo[fsum]}]"))
-        rev.append((0, f"for j in range({self.n}):"))
+        rev, d = [], 1
+        if self.rows:  # the adjoint of each row's sum, read once per row
+            rev += [(0, f"for jo in range({self.rows}):"),
+                    (1, f"g{fsum} = adj[{gen.bo[fsum]} + jo]"),
+                    (1, f"for ji in range({self.m}):"), (2, f"j = jo * {self.m} + ji")]
+            d = 2
+        else:
+            if fsum >= 0 and gen._buffer_consumers(fsum):
+                rev.append((0, f"g{fsum} += adj[{gen.bo[fsum]}]"))
+            rev.append((0, f"for j in range({self.n}):"))
         for m, line in zip(self.members, body):  # the primals the partials read
             if m in gen.stored:
-                rev.append((1, f"v{m} = {gen.V(m, 'j')}"))
+                rev.append((d, f"v{m} = {gen.V(m, 'j')}"))
             elif m in gen.needed:
-                rev.append((1, line))
+                rev.append((d, line))
         for m in self.members:
             init = f"adj[{gen.bo[m]} + j]" if gen._buffer_consumers(m) else "0.0"
-            rev.append((1, f"g{m} = {init}"))
+            rev.append((d, f"g{m} = {init}"))
         if fsum >= 0:
-            rev.append((1, f"g{int(gen.t.a[fsum])} += g{fsum}"))
+            rev.append((d, f"g{int(gen.t.a[fsum])} += g{fsum}"))
         for m in reversed(self.members):
-            rev += [(1, line) for line in self._member_reverse(m) if line is not None]
+            rev += [(d, line) for line in self._member_reverse(m) if line is not None]
         # Contributions to buffer adjoints are merged per slot and stored at the end of the
         # loop body, highest offset first: with x[j+1] stored before x[j], LLVM sees no
         # loop-carried dependence and vectorizes the loop (measured 2x on Rosenbrock).
         for target, (order, exprs) in sorted(self.stores.items(), key=lambda kv: kv[1][0],
                                              reverse=True):
-            rev.append((1, f"{target} += {' + '.join(exprs)}"))
+            rev.append((d, f"{target} += {' + '.join(exprs)}"))
         head = [(0, f"acc{j} = 0.0") for j in sorted(self.accs)]
         tail = [(0, f"g{j} += acc{j}") for j in sorted(self.accs)]
         return head + rev + tail

@@ -11,7 +11,9 @@ Python function holding the whole forward and reverse sweep, specialised to the 
   used outside the group; the reverse loop recomputes the group's primals per element and
   then runs the group's adjoints backwards for that element (recomputation instead of
   storage, Griewank & Walther, "Evaluating Derivatives", 2nd ed., sec. 12.1). A ``sum`` over
-  all elements right after a group fuses into it as an accumulator;
+  all elements right after a group fuses into it as an accumulator, and a ``sum`` over its
+  last axes (LJ's ``np.sum(d**2, axis=-1)``) as one accumulator per row, the loop nested
+  over rows;
 * every other record calls its op's own forward and reverse kernels (the op table's
   structured entries) with constant offsets.
 
@@ -227,19 +229,31 @@ class _Gen(Layout, Rerolling):
 
     def _group_forward(self, g, body):
         t, fsum = self.t, g.fsum
-        if fsum >= 0:
-            self.F(f"s{fsum} = 0.0")
-        self.F(f"for j in range({g.n}):")
+        d = 1
+        if g.rows:  # a sum over the last axes: one accumulator per row of g.m elements
+            self.F(f"for jo in range({g.rows}):")
+            self.F(f"s{fsum} = 0.0", 1)
+            self.F(f"for ji in range({g.m}):", 1)
+            self.F(f"j = jo * {g.m} + ji", 2)
+            d = 2
+        else:
+            if fsum >= 0:
+                self.F(f"s{fsum} = 0.0")
+            self.F(f"for j in range({g.n}):")
         for line in body:
-            self.F(line, 1)
+            self.F(line, d)
         for m in g.members:
             if self._buffer_consumers(m) or m in self.stored:
-                self.F(f"val[{self.bo[m]} + j] = v{m}", 1)
-        if fsum >= 0:
-            self.F(f"s{fsum} += v{int(t.a[fsum])}", 1)
-            self.F(f"v{fsum} = s{fsum}")
-            if self._buffer_consumers(fsum):
-                self.F(f"val[{self.bo[fsum]}] = v{fsum}")
+                self.F(f"val[{self.bo[m]} + j] = v{m}", d)
+        if fsum < 0:
+            return
+        self.F(f"s{fsum} += v{int(t.a[fsum])}", d)
+        if g.rows:
+            self.F(f"val[{self.bo[fsum]} + jo] = s{fsum}", 1)
+            return
+        self.F(f"v{fsum} = s{fsum}")
+        if self._buffer_consumers(fsum):
+            self.F(f"val[{self.bo[fsum]}] = v{fsum}")
 
 
 def optimized(tape):

@@ -77,8 +77,10 @@ class Layout:
             leaves = []
             fused_sum = -1
             if cur and int(t.op[i]) in _SUM and int(t.a[i]) in cur:
+                # a sum over all elements, or over the last axes (rows of a C-ordered
+                # operand: the loop nests, one accumulator per row) that something reads
                 p = int(t.k[i])
-                if (int(t.pool[p]), int(t.pool[p + 2])) == (1, 1):
+                if int(t.pool[p + 2]) == 1 and (int(t.pool[p]) == 1 or self.consumers[i]):
                     fused_sum = i
             if cur:
                 self._close(cur, fused_sum)

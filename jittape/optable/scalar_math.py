@@ -62,7 +62,17 @@ def powc(x, c):
 
 
 def pow_dx(x, c, z):
-    # d/dx x^c = c x^(c-1) = c z / x reuses the primal; pow() only where x = 0 or z overflowed
+    # d/dx x^c = c x^(c-1) = c z / x reuses the primal; pow() only where x = 0 or z overflowed.
+    # powc's integer exponents by multiplication, without a branch on x: with pow() in a
+    # branch, LLVM's vectorizer calls it for every element of a fused loop (4x slower, LJ)
+    if c == 3.0:
+        return 3.0 * (x * x)
+    if c == -1.0:
+        return -1.0 / (x * x)
+    if c == -2.0:
+        return -2.0 / (x * x * x)
+    if c == -3.0:
+        return -3.0 / ((x * x) * (x * x))
     if c == 0.0:
         return 0.0
     if x != 0.0 and abs(z) < math.inf:
