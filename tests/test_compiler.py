@@ -86,6 +86,30 @@ def test_a_sum_over_the_last_axes_nests_into_its_loop(f, nested):
         np.testing.assert_allclose(g, jittape.grad(f)(y), rtol=1e-12)
 
 
+def _adjoint_writers(x):
+    a = np.sin(x)                          # its adjoint: written by every consumer below
+    b = np.sum(a[1:] * 2.0)                # a slice of it, earlier
+    c = np.cumsum(a)                       # an op's own kernel, earlier
+    d = np.sum(np.cos(a) + a[::-1])        # another loop, a strided view of it too
+    e = np.sum(np.exp(a) * a)              # the last loop: written first in reverse, "="
+    return b + np.sum(c ** 2) + d + e
+
+
+def test_the_loop_that_writes_an_adjoint_first_assigns_it_and_it_is_not_zeroed():
+    x = np.linspace(-1.0, 2.0, 9)
+    src = kernel_source(jittape.record(_adjoint_writers, x))
+    # a's adjoint (slots 0 to 8): assigned by the exp loop, then added to by the others
+    assert src.count("adj[0 + j] = g") == 1 and src.count("adj[0 + j] += g") == 1, src
+    assert "adj[0 + 8 + j * -1] += g" in src and "adj[0 + 1 + j] += g" in src
+    assert "= 0.0  #" not in src  # (the two array adjoints are assigned: nothing to zero)
+    compiled = jittape.record(_adjoint_writers, x).compile()
+    for y in (x, np.sqrt(np.abs(x)) + 0.1):
+        for _ in range(2):  # the work buffers are reused: nothing stale is read
+            v, g = compiled.value_and_gradient(y)
+            assert v == pytest.approx(_adjoint_writers(y), rel=1e-13)
+            np.testing.assert_allclose(g, jittape.grad(_adjoint_writers)(y), rtol=1e-12)
+
+
 @pytest.mark.parametrize("c", [3.0, -1.0, -2.0, -3.0])
 def test_integer_powers_differentiate_by_multiplication_as_pow_does(c):
     """``pow_dx``'s branch-free integer exponents (no pow() call for LLVM to vectorize into

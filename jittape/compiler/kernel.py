@@ -78,6 +78,7 @@ class _Gen(Layout, Rerolling):
         self.group_of = {}  # record -> group id (fused elementwise array records)
         self.groups = []  # group id -> (members, fused sum record or -1)
         self._partition()
+        self.assigned = set()  # records whose adjoint a fused loop writes first ("=")
         self.needed, self.stored = set(), set()  # members the reverse loops recompute/load
         for members, _ in self.groups:
             needed, stored = plan(t, members)
@@ -123,8 +124,7 @@ class _Gen(Layout, Rerolling):
         lines += ["    " * (d + 1) + s for d, s in self.fwd]
         outv = f"v{self.out}"
         lines.append(f"    if not want_grad:\n        return -1, {outv}, np.empty(0)")
-        lines.append(f"    adj[:{self.nadj}] = 0.0  # the adjoints" if self.njac else
-                     "    adj[:] = 0.0  # the slots that accumulate: constants are behind")
+        lines += ["    " + ln for ln in self.zeroing()]
         lines.append("    gx = np.zeros(xin.shape[0])")
         lines += [f"    g{i} = 0.0" for i in range(n) if self._local(i)]
         lines.append(f"    g{self.out} = 1.0")

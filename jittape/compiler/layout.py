@@ -164,6 +164,42 @@ class Layout:
                 return False
         return True
 
+    def first_written(self, members):
+        """Records whose adjoint a fused loop of ``members`` may write first: every other
+        consumer's code runs later in the reverse sweep (its record or loop comes earlier in
+        the tape), none reads through a rerolled loop or a forwarded scalar slice, and the
+        record has slots in the adjoint buffer (not an input, not a constant)."""
+        here, pos = set(members), members[0]
+        found = []
+        for r in {j for m in members for j in self._operands(m)} - here:
+            if r not in self.bo or r in self.xp or self.is_const(r) or self.size[r] <= 1:
+                continue
+            if all(c in here or (c not in self.seg_of and not forwards(self.t, c, self.size)
+                                 and self._position(c) < pos) for c in self.consumers[r]):
+                found.append(r)
+        return found
+
+    def _position(self, c):
+        """Where record c's code is emitted: its fused loop's first member, or itself."""
+        g = self.group_of.get(c)
+        return c if g is None else self.groups[g][0][0]
+
+    def zeroing(self):
+        """The lines zeroing the adjoint buffer before the reverse sweep, without the slots
+        that fused loops assign first (:meth:`first_written`)."""
+        keep, a = [], 0
+        for r in sorted(self.assigned, key=self.bo.get):
+            if self.bo[r] > a:
+                keep.append((a, self.bo[r]))
+            a = max(a, self.bo[r] + int(self.size[r]))
+        if a < self.nadj:
+            keep.append((a, self.nadj))
+        if not self.assigned or len(keep) > 16:  # (a statement each: ~2 ms of compile time)
+            return [f"adj[:{self.nadj}] = 0.0  # the adjoints" if self.njac else
+                    "adj[:] = 0.0  # the slots that accumulate: constants are behind"]
+        return [f"adj[{a}:{b}] = 0.0  # (fused loops assign the others first)"
+                for a, b in keep]
+
     def is_const(self, i):
         return int(self.t.op[i]) == codes.CONST
 
