@@ -120,11 +120,32 @@ def test_batched_jvp_and_hvp_stack_per_point_results():
     hv = t.hvp(X, v=V, batch=True)
     assert values.shape == (6,) and tangents.shape == (6,) and hv.shape == (6, 5)
     for p in range(6):
-        v, jv = t.jvp(X[p], tangents=V[p])
-        assert (values[p], tangents[p]) == (v, jv)
+        v, jv = t.jvp(X[p], tangents=V[p])  # the tangent sweep, point by point
+        assert values[p] == v and tangents[p] == pytest.approx(jv, rel=1e-13, abs=1e-13)
         np.testing.assert_array_equal(hv[p], t.hvp(X[p], v=V[p]))
     with pytest.raises(ValueError, match="stacked as the points"):
         t.hvp(X, v=V[:3], batch=True)
+    with pytest.raises(ValueError, match="6 points but 3 tangents"):
+        t.jvp(X, tangents=V[:3], batch=True)
+
+
+def test_a_batched_jvp_of_a_scalar_output_is_one_native_reverse_sweep(monkeypatch):
+    """``<grad f, v>`` per row from the batched kernel (two arguments, threads), never the
+    point-by-point loop; a non-scalar output takes the loop."""
+    from jittape.api import batch
+    A, X = RNG.standard_normal(7), RNG.standard_normal((7, 4))
+    dA, dX = RNG.standard_normal(7), RNG.standard_normal((7, 4))
+    t = jittape.record(two, A[0], X[0], argnums=(0, 1))
+    monkeypatch.setattr(batch, "pointwise", None)  # (called: a TypeError)
+    values, jv = t.jvp(A, X, tangents=(dA, dX), batch=True, threads=2)
+    for p in range(7):
+        g = jittape.grad(two, argnums=(0, 1))(A[p], X[p])
+        assert values[p] == pytest.approx(two(A[p], X[p]), rel=1e-14)
+        assert jv[p] == pytest.approx(g[0] * dA[p] + g[1] @ dX[p], rel=1e-13)
+    monkeypatch.undo()
+    v = jittape.record(np.sin, X[0])  # a vector output: the tangent sweep per point
+    np.testing.assert_allclose(v.jvp(X, tangents=dX, batch=True)[1], np.cos(X) * dX,
+                               rtol=1e-14)
 
 
 def test_a_structured_tape_is_refused():

@@ -140,10 +140,32 @@ def unstack(tape, grads, m):
     return out[0] if tape.single else tuple(out)
 
 
+def jvp(tape, xs, tangents, threads=1):
+    """``(values (m,), J v (m,))`` at a stack of points along a stack of tangents (shaped as
+    the points). For a scalar output, ``J v = <grad f, v>``: one batched native reverse sweep
+    (:func:`run`, the compiled kernel) and a dot product per row, equal to the tangent
+    sweep's to rounding. Other tapes: :func:`pointwise`.
+
+    Raises
+    ------
+    GuardFailure
+        As :func:`run`.
+    ValueError
+        Stacks of the wrong shapes (:func:`stacked`)."""
+    if tape.out_shape != () or tape.out_id < 0 or _compiled(tape) is None:
+        return pointwise(tape, "jvp", "tangents", xs, tangents)
+    m, _ = stacked(tape, xs)
+    m_v, V = stacked(tape, (tangents,) if tape.single else tuple(tangents))
+    if m_v != m:
+        raise ValueError(f"batched jvp: {m} points but {m_v} tangents")
+    values, grads = run(tape, xs, True, threads)
+    return values, np.einsum("ij,ij->i", grads, V)
+
+
 def pointwise(tape, method, name, xs, directions, **kwargs):
     """``tape.<method>`` (``jvp`` or ``hvp``) at each of a stack of points along the matching
     stack of directions (keyword ``name``), results stacked on a leading axis: a loop over
-    the points (no batched tangent sweep yet). Raises as :func:`stacked` for bad stacks."""
+    the points (no batched tangent or second-order sweep). Raises as :func:`stacked` for bad stacks."""
     m, _ = stacked(tape, xs)
     dirs = (directions,) if tape.single else tuple(directions)
     if len(dirs) != len(xs) or any(np.shape(d) != np.shape(x) for d, x in zip(dirs, xs)):

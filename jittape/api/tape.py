@@ -202,19 +202,20 @@ class Tape(FastReplay):
                              f"{self.out_shape}")
         return self._output(val), self._input_adjoints(self._reverse(val, seed.ravel()))
 
-    def jvp(self, *xs, tangents, batch=False, _val=None):
+    def jvp(self, *xs, tangents, batch=False, threads=1, _val=None):
         """``(f(xs), J(xs) v)``: one forward and one tangent sweep (forward mode).
 
         ``tangents`` has the structure of the differentiated arguments: one array (or
         float) per argument, a tuple of them for several (as ``xs``), each of its argument's
         shape. Returns the output value and its tangent, both of the output's shape. With
         ``batch=True``, ``xs`` and ``tangents`` are stacks of points on a leading axis and
-        so are the results (a loop over the points: the tangent sweep has no batched form
-        yet, unlike :meth:`value_and_gradient`'s).
+        so are the results: for a scalar output, ``<grad f, v>`` from one batched native
+        reverse sweep (``threads`` as :meth:`value_and_gradient`'s), otherwise a loop over
+        the points (the tangent sweep has no batched form).
         """
         if batch:
             from . import batch as B
-            return B.pointwise(self, "jvp", "tangents", xs, tangents)
+            return B.jvp(self, xs, tangents, threads)
         from ..derivatives import jacobians
         flat = self._flat(tuple(xs))
         val = self._forward(flat) if _val is None else _val
