@@ -92,6 +92,32 @@ def test_the_compiled_kernel_is_generated_from_the_optimized_tape():
     assert e.value.record == int(np.flatnonzero(t.arrays.op == K.GUARD)[0])
 
 
+def _columns_of_rows(x):
+    P = x.reshape(4, 3)
+    rows = P[np.array([0, 2, 2, 3, 1, 0])]         # a gather read only through views
+    other = P[np.array([1, 3])]                    # a gather read by an op too
+    return np.sum(rows[:, 0] * np.sin(rows[:, 1:].T)) + np.sum(rows[1:4, 2] ** 2) + \
+        np.sum(np.exp(other) + other[:, ::2].ravel()[0])
+
+
+def test_views_of_a_gather_become_gathers_and_the_gathered_array_goes():
+    x = np.linspace(-1.0, 1.2, 12)
+    t = jittape.record(_columns_of_rows, x)
+    o = t.optimize()
+    r = o.optimization
+    assert r.views == 3, str(r)  # rows[:, 0], rows[:, 1:].T, rows[1:4, 2]; not other's
+    gathers = lambda tape: int(np.sum(tape.arrays.op == K.GATHER))  # noqa: E731
+    assert gathers(o) == gathers(t) + 3 - 1  # the first gather is dead
+    assert "views of gathers composed" in str(r)
+    v = np.cos(np.arange(12.0))
+    for y in (x, x[::-1].copy()):
+        _same(t, o, y, v)
+    c = jittape.record(_columns_of_rows, x).compile()
+    v1, g1 = c.value_and_gradient(x[::-1].copy())
+    assert v1 == pytest.approx(_columns_of_rows(x[::-1]), rel=1e-14)
+    np.testing.assert_allclose(g1, t.gradient(x[::-1].copy()), rtol=1e-13)
+
+
 def test_tapes_with_regions_are_left_as_they_are():
     from jittape.custom.examples import checkpoint_example
     t = jittape.record(checkpoint_example, X[:3], 0.5)

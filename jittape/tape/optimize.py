@@ -13,6 +13,10 @@ for C++ algorithmic differentiation", 2012; Griewank & Walther, "Evaluating Deri
 * **common subexpressions**: a record with the same op, the same (already merged)
   operands and the same immediates as an earlier one is that one (a constant: the same
   value);
+* **views of gathers**: a slice or strided view of a gather whose readers are all such
+  views is a gather of the gather's operand (its index table composed with the view's
+  positions), so the gathered array is never materialized: ``params[idx][:, 3:6]`` reads
+  ``params`` once (bundle adjustment's camera columns);
 * **dead records**: records that neither the output nor a guard reads, directly or not,
   go (the inputs stay, as the tape's interface).
 
@@ -30,6 +34,7 @@ import numpy as np
 
 from ..optable.entry import CALL, LEAF, REGION, SELECT, TERNARY
 from ..optable.registry import OPS, codes as K, operand_lists
+from ..optable.rules.patterns import strided_positions
 from .arrays import TapeArrays
 
 
@@ -44,6 +49,7 @@ class Optimization:
     guards_removed: int = 0  # guards on input-independent values
     identities: int = 0  # x * 1, x / 1, x ** 1, x + (-0.0), -(-x)
     merged: int = 0  # common subexpressions
+    views: int = 0  # views of gathers that became gathers
     dead: int = 0  # records nothing reads
     skipped: str = ""  # why the tape was left as it is
     kept: list = None  # the optimized tape's records' ids in the original (None: all)
@@ -54,7 +60,7 @@ class Optimization:
         return (f"{self.records_before} records -> {self.records_after}: {self.folded} folded "
                 f"into constants, {self.guards_removed} constant guards removed, "
                 f"{self.identities} identities, {self.merged} common subexpressions merged, "
-                f"{self.dead} dead records removed")
+                f"{self.views} views of gathers composed, {self.dead} dead records removed")
 
 
 #: ``op: c`` for the unary ops that are the identity at that immediate (exact in IEEE
@@ -72,10 +78,40 @@ def optimize(t, out):
     if kinds & {REGION, CALL}:
         report.skipped = "it holds regions (custom rules, checkpoints or nested derivatives)"
         return t, out, report
+    t = _compose_views(t, operand_lists(t), report)
     reads = operand_lists(t)
     rep, const, folded = _forward_pass(t, reads, report)
     live = _live(t, out, reads, rep, const)
     return _rebuild(t, out, rep, folded, live, report)
+
+
+def _compose_views(t, reads, report):
+    """The tape with every view (slice, strided) of a gather that only views read turned
+    into a gather of that gather's operand, its index table appended to the pool (the
+    gather itself is then dead). ``t`` if there is none."""
+    n, op, size = t.n_records, t.op.tolist(), np.diff(t.off)
+    readers = [[] for _ in range(n)]
+    for i in range(n):
+        for j in reads[i]:
+            readers[j].append(i)
+    views = {K.SLICE, K.STRIDED}
+    gathers = [g for g in range(n) if op[g] == K.GATHER and readers[g] and all(
+        op[r] in views and size[r] > 1 for r in readers[g])]
+    if not gathers:
+        return t
+    cols = {name: getattr(t, name).copy() for name in ("op", "a", "k")}
+    extra, at = [], len(t.pool)
+    for g in gathers:
+        table = t.pool[t.k[g]:t.k[g] + size[g]]
+        for r in readers[g]:
+            pos = strided_positions(t.pool, int(t.k[r])) if op[r] == K.STRIDED else \
+                int(t.k[r]) + np.arange(size[r])
+            extra.append(table[pos])
+            cols["op"][r], cols["a"][r], cols["k"][r] = K.GATHER, t.a[g], at
+            at += int(size[r])
+            report.views += 1
+    return TapeArrays(cols["op"], cols["a"], t.b, cols["k"], t.c, t.off,
+                      np.concatenate([t.pool] + extra), t.val, t.shapes, t.inputs)
 
 
 _POOL_USERS = {}
