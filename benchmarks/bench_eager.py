@@ -21,11 +21,15 @@ PyTorch runs the same model in ``torch`` with float64 tensors (``requires_grad``
 ``backward``), single-threaded as every tool here.
 """
 
+import os
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # one BLAS thread for every tool (before NumPy loads)
+
+import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -42,41 +46,43 @@ Y_GP = np.sin(X_GP[:, 0]) + 0.1 * RNG.standard_normal(50)
 
 
 def mlp(np_, params):
-    h = X_MLP
+    h = np_.asarray(X_MLP)  # (a tensor for PyTorch)
     for W, b in zip(params[0:4:2], params[1:4:2]):
         h = np_.tanh(h @ W + b)
     logits = h @ params[4] + params[5]
     mx = np_.max(logits, axis=1, keepdims=True)
     lse = np_.log(np_.sum(np_.exp(logits - mx), axis=1, keepdims=True)) + mx
-    return -np_.sum(Y_MLP * (logits - lse)) / X_MLP.shape[0]
+    return -np_.sum(np_.asarray(Y_MLP) * (logits - lse)) / X_MLP.shape[0]
 
 
 def rnn(np_, params):
     Wx, Wh, b, Wo = params
     h, out = np_.zeros((16, 32)), 0.0
     for t in range(SEQ.shape[0]):
-        h = np_.tanh(SEQ[t] @ Wx + h @ Wh + b)
+        h = np_.tanh(np_.asarray(SEQ[t]) @ Wx + h @ Wh + b)
         out = out + np_.sum((h @ Wo) ** 2)
     return out / SEQ.shape[0]
 
 
 def vae(np_, params):
     We, be, Wm, Ws, Wd, bd, Wo = params
-    h = np_.tanh(X_VAE @ We + be)
+    h = np_.tanh(np_.asarray(X_VAE) @ We + be)
     mu, logsig = h @ Wm, h @ Ws
-    z = mu + np_.exp(logsig) * EPS
+    z = mu + np_.exp(logsig) * np_.asarray(EPS)
     recon = np_.tanh(z @ Wd + bd) @ Wo
     kl = 0.5 * np_.sum(mu ** 2 + np_.exp(2 * logsig) - 2 * logsig - 1)
-    return (np_.sum((recon - X_VAE) ** 2) + kl) / X_VAE.shape[0]
+    return (np_.sum((recon - np_.asarray(X_VAE)) ** 2) + kl) / X_VAE.shape[0]
 
 
 def gp(np_, params):
     p = params[0]
     ls, sf, sn = np_.exp(p[0]), np_.exp(p[1]), np_.exp(p[2])
-    d2 = np_.sum((X_GP[:, None, :] - X_GP[None, :, :]) ** 2, axis=2)
+    x = np_.asarray(X_GP)
+    d2 = np_.sum((x[:, None, :] - x[None, :, :]) ** 2, axis=2)
     K = sf * np_.exp(-0.5 * d2 / ls ** 2) + (sn + 1e-6) * np_.eye(50)
     L = np_.linalg.cholesky(K)
-    return 0.5 * np_.dot(Y_GP, np_.linalg.solve(K, Y_GP)) + np_.sum(np_.log(np_.diag(L)))
+    y = np_.asarray(Y_GP)
+    return 0.5 * np_.dot(y, np_.linalg.solve(K, y)) + np_.sum(np_.log(np_.diag(L)))
 
 
 def _weights(*shapes):
@@ -98,6 +104,7 @@ def torch_grad(model, params):
     class T:  # the NumPy names the models use, on tensors
         tanh, exp, log = torch.tanh, torch.exp, torch.log
         linalg, diag, dot = torch.linalg, torch.diag, torch.dot
+        asarray = staticmethod(torch.as_tensor)
         eye = staticmethod(lambda n: torch.eye(n, dtype=torch.float64))
         zeros = staticmethod(lambda s: torch.zeros(s, dtype=torch.float64))
 

@@ -92,14 +92,19 @@ def strided_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
             adj[p + j * s] += adj[q + j]
 
 
+def concat_width(pool, k):
+    """The width of a concatenation's result rows: its parts' widths added."""
+    total = 0
+    for q in range(pool[k]):
+        total += pool[k + 3 + 2 * q]
+    return total
+
+
 def concat_forward(val, o, n, ia, ib, k, c, pool, off):
     # pool[k:] = nparts, outer, (record, width) * nparts: rows of the parts side by side.
     # Part by part, its rows inside: the pool is read once per part, not once per row
     # (np.stack of columns has parts of width 1: BA's np.cross, 3x faster)
-    nparts, outer = pool[k], pool[k + 1]
-    total = 0
-    for q in range(nparts):
-        total += pool[k + 3 + 2 * q]
+    nparts, outer, total = pool[k], pool[k + 1], concat_width(pool, k)
     at = o
     for q in range(nparts):
         src, w = off[pool[k + 2 + 2 * q]], pool[k + 3 + 2 * q]
@@ -114,10 +119,7 @@ def concat_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
 
 
 def concat_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
-    nparts, outer = pool[k], pool[k + 1]
-    total = 0
-    for q in range(nparts):
-        total += pool[k + 3 + 2 * q]
+    nparts, outer, total = pool[k], pool[k + 1], concat_width(pool, k)
     at = o
     for q in range(nparts):
         src, w = off[pool[k + 2 + 2 * q]], pool[k + 3 + 2 * q]
