@@ -402,8 +402,14 @@ def test_real_and_imaginary_parts_are_strided_views_as_in_numpy():
         r = z.real
         r[0, 0] = 5.0 * x[0, 1]
         return np.sum(np.abs(z) ** 2) + np.sum(z.imag.reshape(-1)[:3])
+    def h(x):  # (fuzzer) a strided view of the real part, written in place: its positions
+        z = np.exp(x * (0.3 + 0.7j))  # are every other float of z, not z's elements
+        r = np.real(z)
+        r[-1, -4:-1:2] += -1.25
+        r[0, ::2] *= 2.0
+        return np.sum(np.abs(z) ** 2) + np.sum(np.imag(z) * np.sin(r))
     x = np.array([[-0.94, -0.79, 1.38, 1.54], [-0.089, -1.43, -1.36, -1.86]])
-    for fn in (f, g):
+    for fn in (f, g, h):
         value, grad = jittape.value_and_grad(fn)(x)
         assert value == pytest.approx(fn(x), rel=1e-13)
         check_grads(fn, (x,))

@@ -152,14 +152,23 @@ def _register(root, r, link):
     return r
 
 
-def _positions(q, probe):
-    """The flat positions in the root of the elements of the probe view ``q`` (its itemsize
-    is 1, so byte offsets are element numbers)."""
+def _offsets(q, probe):
+    """The byte offsets from ``probe``'s first byte of the elements of its view ``q``."""
     start = q.__array_interface__["data"][0] - probe.__array_interface__["data"][0]
     pos = np.full(q.shape, start, dtype=np.intp)
     for k, (n, step) in enumerate(zip(q.shape, q.strides)):
         pos += (np.arange(n, dtype=np.intp) * step).reshape((n,) + (1,) * (q.ndim - k - 1))
     return pos
+
+
+def _positions(q, probe):
+    """The flat positions in the root of the elements of the probe view ``q``: byte offsets
+    (the itemsize is 1), mapped through the root probe's own where that is strided (a
+    complex value's real part: every other byte)."""
+    pos = _offsets(q, probe)
+    if probe.flags.c_contiguous:
+        return pos
+    return np.searchsorted(_offsets(probe, probe).ravel(), pos)
 
 
 def _rebind(x, rec):
