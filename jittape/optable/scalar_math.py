@@ -63,18 +63,10 @@ def powc(x, c):
 
 def pow_dx(x, c, z):
     # d/dx x^c = c x^(c-1) = c z / x reuses the primal; pow() only where x = 0 or z overflowed.
-    # powc's integer exponents by multiplication, without a branch on x: with pow() in a
-    # branch, LLVM's vectorizer calls it for every element of a fused loop (4x slower, LJ)
-    if c == 3.0:
-        return 3.0 * (x * x)
-    if c == -1.0:
-        return -1.0 / (x * x)
-    if c == -2.0:
-        return -2.0 / (x * x * x)
-    if c == -3.0:
-        return -3.0 / ((x * x) * (x * x))
-    if c == 0.0:
-        return 0.0
+    # powc's integer exponents need no pow(): c z / x is exact at 0 and inf too for c < 0, and
+    # 3 x^2 for c = 3 (with pow() in a branch, LLVM's vectorizer calls it for every element)
+    if c == 0.0 or c == 3.0 or c == -1.0 or c == -2.0 or c == -3.0:
+        return 0.0 if c == 0.0 else (3.0 * (x * x) if c == 3.0 else c * z / x)
     if x != 0.0 and abs(z) < math.inf:
         return c * z / x
     return c * x ** (c - 1.0)
