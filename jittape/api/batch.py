@@ -165,7 +165,8 @@ def jvp(tape, xs, tangents, threads=1):
 def pointwise(tape, method, name, xs, directions, **kwargs):
     """``tape.<method>`` (``jvp`` or ``hvp``) at each of a stack of points along the matching
     stack of directions (keyword ``name``), results stacked on a leading axis: a loop over
-    the points (no batched tangent or second-order sweep). Raises as :func:`stacked` for bad stacks."""
+    the points (no batched tangent or second-order sweep). Raises as :func:`stacked` for bad
+    stacks."""
     m, _ = stacked(tape, xs)
     dirs = (directions,) if tape.single else tuple(directions)
     if len(dirs) != len(xs) or any(np.shape(d) != np.shape(x) for d, x in zip(dirs, xs)):
