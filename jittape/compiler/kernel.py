@@ -13,7 +13,8 @@ Python function holding the whole forward and reverse sweep, specialised to the 
   storage, Griewank & Walther, "Evaluating Derivatives", 2nd ed., sec. 12.1). A ``sum`` over
   all elements right after a group fuses into it as an accumulator, and a ``sum`` over its
   last axes (LJ's ``np.sum(d**2, axis=-1)``) as one accumulator per row, the loop nested
-  over rows;
+  over rows. The loop that writes an array's adjoint before any other code of the reverse
+  sweep assigns it (``=``), and the kernel does not zero those slots;
 * every other record calls its op's own forward and reverse kernels (the op table's
   structured entries) with constant offsets.
 
