@@ -349,6 +349,33 @@ def test_a_tape_hot_in_several_threads_at_once_tiers_up_once(compiles, monkeypat
     np.testing.assert_allclose(tape.gradient(x), jittape.grad(rosen)(x), rtol=1e-12)
 
 
+def test_the_bound_kernel_path_raises_guards_and_takes_any_layout():
+    """``value_and_gradient``/``gradient`` of one float64 array call the kernel bound in the
+    thread directly once its trial is over: a failed guard still raises GuardFailure naming
+    its record, and 2-D or strided arrays still give NumPy-shaped gradients."""
+    def f(x):
+        return np.sum(np.sin(x) * x) if x.ravel()[0] > 0 else np.sum(x)
+    x = np.linspace(0.2, 1.4, 6)
+    t = jittape.record(f, x).compile()
+    for _ in range(20):  # past the kernel's timed trial
+        v, g = t.value_and_gradient(x)
+    assert t._trial is None and t.compiled
+    np.testing.assert_allclose(g, np.sin(x) + x * np.cos(x), rtol=1e-14)
+    with pytest.raises(GuardFailure) as e:
+        t.value_and_gradient(-x)
+    assert e.value.record == int(np.flatnonzero(t.arrays.op == jittape.ops.codes.GUARD)[0])
+    with pytest.raises(GuardFailure):
+        t.gradient(-x)
+    wide = np.linspace(0.2, 2.6, 12)[::2]  # a strided view: copied for the kernel
+    np.testing.assert_allclose(t.gradient(wide), np.sin(wide) + wide * np.cos(wide),
+                               rtol=1e-14)
+    m = jittape.record(f, x.reshape(2, 3)).compile()
+    for _ in range(20):
+        g2 = m.gradient(x.reshape(2, 3))
+    assert g2.shape == (2, 3)
+    np.testing.assert_allclose(g2.ravel(), g, rtol=1e-14)
+
+
 def test_a_size_one_view_of_a_size_one_record_compiles():
     """Regression (found by the fuzzer once tapes tier up at their second replay): the median
     of one element is a slice of a slice of its sort, both of size 1; the kernel read the

@@ -419,6 +419,14 @@ class FastReplay:
     def _fast_plain(self, x, want_grad):
         """:meth:`_fast` for one float64 array of the recorded shape: the kernel's or the
         interpreter's gradient array goes back as it is."""
+        work = self.__dict__.get("_work")
+        if work is not None and x.ndim == 1:  # _replay's first case, a call fewer (0.1 us of
+            krun = work.krun  # the 1.2 us of a compiled Rosenbrock n = 10 gradient)
+            if krun is not None and self._trial is None and x.flags.c_contiguous:
+                bad, value, g = krun(x, want_grad)
+                if bad >= 0:
+                    raise guard_failure(bad)
+                return value, g
         bad, value, g = self._replay(x if x.ndim == 1 else x.ravel(), want_grad)
         if bad >= 0:
             raise guard_failure(bad)
