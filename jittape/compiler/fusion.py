@@ -95,6 +95,15 @@ class Fused:
             p = int(gen.t.k[fsum])
             self.rows, self.m = int(gen.t.pool[p]), int(gen.t.pool[p + 1])
 
+    def loop_head(self, per_row):
+        """``(lines, depth)``: the loop header over the group's elements (``(indent, line)``
+        pairs setting ``j``) and the indent of its body. With a sum over the last axes, rows
+        outside, ``per_row`` run at the start of each, the row's elements inside."""
+        if not self.rows:
+            return [(0, f"for j in range({self.n}):")], 1
+        return [(0, f"for jo in range({self.rows}):"), (1, per_row),
+                (1, f"for ji in range({self.m}):"), (2, f"j = jo * {self.m} + ji")], 2
+
     def ex(self, j, reverse=False):
         """Operand record j at element j of the loop (in the reverse loop, ``0.0`` for a
         member whose value is not recomputed there: no partial reads it)."""
@@ -184,16 +193,12 @@ class Fused:
     def reverse(self, body):
         """Reverse loop: recompute the primals of the element, then adjoints backwards."""
         gen, fsum = self.gen, self.fsum
-        rev, d = [], 1
-        if self.rows:  # the adjoint of each row's sum, read once per row
-            rev += [(0, f"for jo in range({self.rows}):"),
-                    (1, f"g{fsum} = adj[{gen.bo[fsum]} + jo]"),
-                    (1, f"for ji in range({self.m}):"), (2, f"j = jo * {self.m} + ji")]
-            d = 2
-        else:
-            if fsum >= 0 and gen._buffer_consumers(fsum):
-                rev.append((0, f"g{fsum} += adj[{gen.bo[fsum]}]"))
-            rev.append((0, f"for j in range({self.n}):"))
+        rev = []
+        if not self.rows and fsum >= 0 and gen._buffer_consumers(fsum):
+            rev.append((0, f"g{fsum} += adj[{gen.bo[fsum]}]"))
+        per_row = f"g{fsum} = adj[{gen.bo[fsum]} + jo]" if self.rows else None  # (its sum's)
+        head, d = self.loop_head(per_row)
+        rev += head
         for m, line in zip(self.members, body):  # the primals the partials read
             if m in gen.stored:
                 rev.append((d, f"v{m} = {gen.V(m, 'j')}"))

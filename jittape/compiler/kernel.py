@@ -230,17 +230,11 @@ class _Gen(Layout, Rerolling):
 
     def _group_forward(self, g, body):
         t, fsum = self.t, g.fsum
-        d = 1
-        if g.rows:  # a sum over the last axes: one accumulator per row of g.m elements
-            self.F(f"for jo in range({g.rows}):")
-            self.F(f"s{fsum} = 0.0", 1)
-            self.F(f"for ji in range({g.m}):", 1)
-            self.F(f"j = jo * {g.m} + ji", 2)
-            d = 2
-        else:
-            if fsum >= 0:
-                self.F(f"s{fsum} = 0.0")
-            self.F(f"for j in range({g.n}):")
+        if fsum >= 0 and not g.rows:
+            self.F(f"s{fsum} = 0.0")
+        head, d = g.loop_head(f"s{fsum} = 0.0")  # (with rows: one accumulator per row)
+        for indent, line in head:
+            self.F(line, indent)
         for line in body:
             self.F(line, d)
         for m in g.members:

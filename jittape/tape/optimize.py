@@ -78,8 +78,10 @@ def optimize(t, out):
     if kinds & {REGION, CALL}:
         report.skipped = "it holds regions (custom rules, checkpoints or nested derivatives)"
         return t, out, report
-    t = _compose_views(t, operand_lists(t), report)
     reads = operand_lists(t)
+    composed = _compose_views(t, reads, report)
+    if composed is not t:  # (the views now read the gathers' operands)
+        t, reads = composed, operand_lists(composed)
     rep, const, folded = _forward_pass(t, reads, report)
     live = _live(t, out, reads, rep, const)
     return _rebuild(t, out, rep, folded, live, report)

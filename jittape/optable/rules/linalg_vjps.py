@@ -1,11 +1,15 @@
 """Recorded reverse rules (NumPy code, :mod:`jittape.optable.recorded`) of the entries of
-:mod:`jittape.optable.rules.linalg` that have one: inv, solve and slogdet (Giles, "An
-extended collection of matrix derivative results for forward and reverse mode algorithmic
-differentiation", 2008, sec. 3.1-3.4). They record matmul, inv and solve again, whose rules
-are here or in :mod:`jittape.optable.rules.matmul`, so derivatives through them nest to any
-order. Operands are stacks of matrices, flat; ``pool[k]`` is the matrix order."""
+:mod:`jittape.optable.rules.linalg` and :mod:`jittape.optable.rules.matfuncs` that have one:
+inv, solve and slogdet (Giles, "An extended collection of matrix derivative results for
+forward and reverse mode algorithmic differentiation", 2008, sec. 3.1-3.4), eigh, cholesky
+and expm (sources at each rule). They record ops whose rules are here or in
+:mod:`jittape.optable.rules.matmul` and :mod:`jittape.optable.rules.array_vjps`, so
+derivatives through them nest to any order. Operands are stacks of matrices, flat;
+``pool[k]`` is the matrix order."""
 
 import numpy as np
+
+from .linalg_kernels import stack_count
 
 
 def _stack(v, count, shape):
@@ -16,10 +20,16 @@ def _t(a):
     return np.swapaxes(a, -1, -2)
 
 
+def _square(r):
+    """``(nn, count)``: the matrix order of a rule's record and how many ``nn x nn``
+    matrices its value holds."""
+    nn = int(r.pool[r.k])
+    return nn, stack_count(r.n, nn * nn)
+
+
 def inv_vjp(r, g):
     # Abar = -Y^T G Y^T, Y = A^-1 (the record's value)
-    nn = int(r.pool[r.k])
-    count = r.n // (nn * nn) if nn else 0
+    nn, count = _square(r)
     y = _stack(r.z, count, (nn, nn))
     return [np.ravel(-(_t(y) @ _stack(g, count, (nn, nn)) @ _t(y)))]
 
@@ -27,7 +37,7 @@ def inv_vjp(r, g):
 def solve_vjp(r, g):
     # X = A^-1 B: Bbar = A^-T G, Abar = -Bbar X^T
     nn, m = int(r.pool[r.k]), int(r.pool[r.k + 1])
-    count = r.n // (nn * m) if nn * m else 0
+    count = stack_count(r.n, nn * m)
     a = _stack(r.x, count, (nn, nn))
     bbar = np.linalg.solve(_t(a), _stack(g, count, (nn, m)))
     abar = -(bbar @ _t(_stack(r.z, count, (nn, m)))) if r.need[0] else None
@@ -47,7 +57,7 @@ def eigh_vjp(r, g):
     # Vbar)) V^T), F_ij = 1 / (w_j - w_i) off the diagonal and 0 for equal eigenvalues (the
     # compiled rule's convention; Magnus & Neudecker, "Matrix Differential Calculus", ch. 8)
     nn = int(r.pool[r.k])
-    nb = r.n // (nn + nn * nn) if nn else 0
+    nb = stack_count(r.n, nn + nn * nn)
     w = np.reshape(r.z[:nb * nn], (nb, nn, 1))
     v = np.reshape(r.z[nb * nn:], (nb, nn, nn))
     inner = _t(v) @ np.reshape(g[nb * nn:], (nb, nn, nn))
@@ -63,8 +73,7 @@ def eigh_vjp(r, g):
 def cholesky_vjp(r, g):
     # Abar = sym(L^-T Phi(L^T Lbar) L^-1), Phi: the lower triangle, diagonal halved
     # (Murray, "Differentiation of the Cholesky decomposition", 2016, eq. 10)
-    nn = int(r.pool[r.k])
-    count = r.n // (nn * nn) if nn else 0
+    nn, count = _square(r)
     lt = _t(_stack(r.z, count, (nn, nn)))
     p = lt @ _stack(g, count, (nn, nn))
     phi = p * (np.tril(np.ones((nn, nn)), -1) + 0.5 * np.eye(nn))
@@ -76,8 +85,7 @@ def expm_vjp(r, g):
     # Abar = L(A^T, G), the Frechet derivative: the upper right block of
     # exp([[A^T, G], [0, A^T]]) (Mathias 1996; Higham, "Functions of Matrices", 2008, 3.2)
     import scipy.linalg
-    nn = int(r.pool[r.k])
-    count = r.n // (nn * nn) if nn else 0
+    nn, count = _square(r)
     at = _t(_stack(r.x, count, (nn, nn)))
     gb = _stack(g, count, (nn, nn))
     top = np.concatenate([at, gb], axis=-1)
