@@ -204,12 +204,15 @@ class Fused:
                 rev.append((d, f"v{m} = {gen.V(m, 'j')}"))
             elif m in gen.needed:
                 rev.append((d, line))
-        for m in self.members:
+        live = [m for m in self.members if m not in gen.skip_reverse]  # (products.py)
+        if not live:
+            return []
+        for m in live:
             init = f"adj[{gen.bo[m]} + j]" if gen._buffer_consumers(m) else "0.0"
             rev.append((d, f"g{m} = {init}"))
         if fsum >= 0:
             rev.append((d, f"g{int(gen.t.a[fsum])} += g{fsum}"))
-        for m in reversed(self.members):
+        for m in reversed(live):
             rev += [(d, line) for line in self._member_reverse(m) if line is not None]
         # Contributions to buffer adjoints are merged per slot and stored at the end of the
         # loop body, highest offset first: with x[j+1] stored before x[j], LLVM sees no

@@ -15,6 +15,9 @@ Python function holding the whole forward and reverse sweep, specialised to the 
   last axes (LJ's ``np.sum(d**2, axis=-1)``) as one accumulator per row, the loop nested
   over rows. The loop that writes an array's adjoint before any other code of the reverse
   sweep assigns it (``=``), and the kernel does not zero those slots;
+* the adjoint of a row-broadcast operand of a matrix product (``mu`` in ``(X - mu) @ W``)
+  is summed over the rows before the product, never formed in full
+  (:mod:`jittape.compiler.products`);
 * every other record calls its op's own forward and reverse kernels (the op table's
   structured entries) with constant offsets.
 
@@ -48,6 +51,7 @@ from .fusion import Fused, partial_calls, plan
 from .loop_source import loops_source
 from .layout import ELEMENTWISE_KIND, Layout
 from .reroll_emit import Rerolling
+from .products import reverse_lines, row_biases
 from ..tape.optimize import optimize
 
 
@@ -86,6 +90,10 @@ class _Gen(Layout, Rerolling):
             self.needed |= needed
             self.stored |= stored
         self._reroll()
+        # products whose row-broadcast operand's adjoint is summed first (products.py): the
+        # operand's and its view's own reverse code is not emitted, nor their slots zeroed
+        self.biases = row_biases(self)
+        self.skip_reverse = {r for b in self.biases.values() for r in (b.biased, b.view)}
         self._layout()
         self._constants_last()
 
@@ -213,9 +221,11 @@ class _Gen(Layout, Rerolling):
         self.F(f"{op.forward.__name__}(val, {args})")
         rev = []
         if op.reverse is not None:
-            ca = a < 0 or int(t.op[a]) == codes.CONST
+            bias = self.biases.get(i)
+            ca = a < 0 or int(t.op[a]) == codes.CONST or bias is not None
             cb = b < 0 or int(t.op[b]) == codes.CONST
             rev = [(0, f"{op.reverse.__name__}(val, adj, {args}, {ca}, {cb})")]
+            rev += reverse_lines(self, bias, args) if bias is not None else []
         if self._scalar(i):
             self.F(f"v{i} = val[{o}]")
         self.R(pre + rev)
@@ -367,8 +377,11 @@ def module_source(tape, body, cache=True, loops=""):
     """The whole module of a compiled tape: the rules it names, the functions ``loops`` of
     its rerolled bodies, then the kernel ``body``."""
     ops = [OPS[c] for c in sorted(set(optimized(tape)[0].op.tolist()))]
+    rows = [op.row_reverse[1] for op in ops if op.row_reverse is not None and
+            f"{op.row_reverse[1].__name__}(" in body]  # (products.py, where the kernel calls)
     parts = ["# jittape compiled tape; generated from the op table, do not edit\n" + HEADER,
-             helper_source(rule_roots([op for op in ops if not op.elementwise]), inline=False),
+             helper_source(rule_roots([op for op in ops if not op.elementwise]) + rows,
+                           inline=False),
              helper_source([r for op in ops if op.elementwise
                             for r in (op.value, *op.partials)], inline=False),
              _rule_functions(ops), loops,

@@ -170,9 +170,10 @@ class Layout:
         the tape), none reads through a rerolled loop or a forwarded scalar slice, and the
         record has slots in the adjoint buffer (not an input, not a constant)."""
         here, pos = set(members), members[0]
-        found = []
+        found, roots = [], {b.root for b in self.biases.values()}  # (added to at a product)
         for r in {j for m in members for j in self._operands(m)} - here:
-            if r not in self.bo or r in self.xp or self.is_const(r) or self.size[r] <= 1:
+            if r not in self.bo or r in self.xp or self.is_const(r) or self.size[r] <= 1 or \
+                    r in roots:
                 continue
             if all(c in here or (c not in self.seg_of and not forwards(self.t, c, self.size)
                                  and self._position(c) < pos) for c in self.consumers[r]):
@@ -186,18 +187,20 @@ class Layout:
 
     def zeroing(self):
         """The lines zeroing the adjoint buffer before the reverse sweep, without the slots
-        that fused loops assign first (:meth:`first_written`)."""
+        that fused loops assign first (:meth:`first_written`) or that no code writes (the
+        row-broadcast operands of :mod:`jittape.compiler.products`)."""
         keep, a = [], 0
-        for r in sorted(self.assigned, key=self.bo.get):
+        skip = self.assigned | {b.biased for b in self.biases.values()}
+        for r in sorted(skip, key=self.bo.get):
             if self.bo[r] > a:
                 keep.append((a, self.bo[r]))
             a = max(a, self.bo[r] + int(self.size[r]))
         if a < self.nadj:
             keep.append((a, self.nadj))
-        if not self.assigned or len(keep) > 16:  # (a statement each: ~2 ms of compile time)
+        if not skip or len(keep) > 16:  # (a statement each: ~2 ms of compile time)
             return [f"adj[:{self.nadj}] = 0.0  # the adjoints" if self.njac else
                     "adj[:] = 0.0  # the slots that accumulate: constants are behind"]
-        return [f"adj[{a}:{b}] = 0.0  # (fused loops assign the others first)"
+        return [f"adj[{a}:{b}] = 0.0  # (the others: assigned first, or never written)"
                 for a, b in keep]
 
     def is_const(self, i):

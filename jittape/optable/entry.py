@@ -196,6 +196,14 @@ class Op:
         adjoints (:mod:`jittape.optable.recorded`), which the recorded reverse sweep calls on
         active values so that derivatives nest to any order. None: nesting through the op
         stops at second order. Elementwise ops need none: theirs comes from the partials.
+    row_reverse : tuple or None
+        Structured binary ops whose operand ``a`` is a stack of matrices (matmul): a pair
+        ``(blocks, kernel)``. ``blocks(pool, k)`` gives ``(batch, rows, cols)``, the layout of
+        operand ``a``; ``kernel(val, adj, o, n, ia, ib, k, c, pool, off, out)`` writes the
+        reverse rule's adjoint of ``a`` summed over the rows of each block (``batch * cols``
+        values) to ``out``, without forming that adjoint. The tape compiler calls it where
+        ``a`` is a constant plus a view broadcast along those rows (the ``mu`` of
+        ``(X - mu) @ W``): :mod:`jittape.compiler.products`.
     no_second : str or None
         Why second order (``hvp``, ``hessian``) refuses a tape holding this op, and what to
         do (``{name}`` as in ``no_forward``); None: the generic message of an op without a
@@ -228,6 +236,7 @@ class Op:
     label: object = None
     no_second: str = None
     vjp: object = None
+    row_reverse: tuple = None
 
     @property
     def arity(self):
@@ -278,12 +287,12 @@ def elementwise(name, kind, numpy, value, partials, doc, scalar=None, uses_c=Fal
 
 def structured(name, numpy, doc, forward, tangent=None, reverse=None, arity=1, checks=False,
                fusion=None, check=None, spec=None, second=None, undefined=None, pattern=None,
-               second_pattern=None, vjp=None):
+               second_pattern=None, vjp=None, row_reverse=None):
     """A structured entry: kernels written side by side (see the module docstring)."""
     return Op(name, STRUCTURED, tuple(numpy), doc, forward=forward, tangent=tangent,
               reverse=reverse, checks=checks, fusion=fusion, check=check, spec=spec or Spec(),
               second=second, undefined=undefined, _arity=arity, pattern=pattern,
-              second_pattern=second_pattern, vjp=vjp)
+              second_pattern=second_pattern, vjp=vjp, row_reverse=row_reverse)
 
 
 def region(name, doc, check=None, spec=None):

@@ -169,6 +169,31 @@ def matmul_hvp(val, dot, adj, adjdot, o, n, ia, ib, k, c, pool, off, ca, cb):
     matmul_transposed(dot, dot, adj, adjdot, o, ia, ib, m, kk, nn, batch, ca, cb)
 
 
+def matmul_blocks(pool, k):
+    """``(batch, rows, cols)``: operand X's stack of (m, kk) matrices."""
+    return int(pool[k + 3]), int(pool[k]), int(pool[k + 1])
+
+
+def matmul_row_reverse(val, adj, o, n, ia, ib, k, c, pool, off, out):
+    # out[q * kk + t] = sum_i Xbar[q, i, t] with Xbar = Zbar Y^T: (1^T Zbar) Y^T, the column
+    # sums of Zbar times Y^T, one pass over Zbar instead of a product per row (the tape
+    # compiler's row-broadcast operands: jittape.compiler.products)
+    m, kk, nn, batch = pool[k], pool[k + 1], pool[k + 2], pool[k + 3]
+    s = np.empty(nn)
+    for q in range(batch):
+        qb, qo = ib + q * kk * nn, o + q * m * nn
+        for j in range(nn):
+            s[j] = 0.0
+        for i in range(m):
+            for j in range(nn):
+                s[j] += adj[qo + i * nn + j]
+        for t in range(kk):
+            acc = 0.0
+            for j in range(nn):
+                acc += s[j] * val[qb + t * nn + j]
+            out[q * kk + t] = acc
+
+
 def matmul_check(t, i, n, sa, sb):
     lay = pool_at(t, int(t.k[i]), 4)
     if lay is None:
@@ -200,4 +225,5 @@ MATMUL = structured("matmul", [np.matmul, np.dot],
                     "Z = X @ Y; Zdot = Xdot Y + X Ydot; Xbar += Zbar Y^T; Ybar += X^T Zbar",
                     matmul_forward, matmul_tangent, matmul_reverse, arity=2,
                     check=matmul_check, second=matmul_hvp, pattern=P.matmul_pattern,
-                    second_pattern=P.matmul_pairs, vjp=matmul_vjp)
+                    second_pattern=P.matmul_pairs, vjp=matmul_vjp,
+                    row_reverse=(matmul_blocks, matmul_row_reverse))
