@@ -21,6 +21,14 @@ def centred(theta):  # GMM's quadratic forms: mu_k broadcast along the points, m
     return np.sum(np.tanh((X[None] - mu[:, None, :]) @ w) ** 2)
 
 
+X_LONG = RNG.normal(size=(1100, D))  # 1100 x 4 adjoints: the row sums are a BLAS gemv
+
+
+def centred_long(theta):
+    mu, w = theta[:K * D].reshape(K, D), theta[K * D:].reshape(K, D, D)
+    return np.sum(np.tanh(0.3 * ((X_LONG[None] - mu[:, None, :]) @ w)) ** 2)
+
+
 def shifted(theta):  # plus, the view first, one matrix, a matrix-vector product
     mu, w = theta[:D], theta[D:D + D * D].reshape(D, D)
     return np.sum(np.sin((mu + X) @ w)) + np.sum(np.cos((mu[None, :] - X) @ w[:, 0]))
@@ -47,7 +55,8 @@ def used_twice(theta):  # the difference feeds the product and a sum: the full a
     return np.sum((c @ w) ** 2) + np.sum(c ** 3)
 
 
-CASES = [(centred, K * D + K * D * D, 1), (shifted, D + D * D, 2), (gathered, D + D * D, 1),
+CASES = [(centred, K * D + K * D * D, 1), (centred_long, K * D + K * D * D, 1),
+         (shifted, D + D * D, 2), (gathered, D + D * D, 1),
          (active_both, D + D * D + 1, 0), (per_row, N * D + D * D, 0),
          (used_twice, D + D * D, 0)]
 
