@@ -23,7 +23,7 @@ import scipy.special as sp
 import jittape
 from jittape.derivatives import jacobians
 from jittape.sweeps import opsets
-from jittape.sweeps import tiers
+from jittape.sweeps import numpy_tier, tiers
 from jittape.sweeps.codegen import branch, has_second_order
 from jittape.ops import codes as K
 from jittape.ops import BY_NAME, OPS, swept
@@ -323,6 +323,25 @@ def _check_interpreted_tier(spec, tape):
     np.testing.assert_allclose(d2, d1, rtol=1e-12, atol=1e-14, err_msg=spec.id)
 
 
+def _check_numpy_tier(spec, tape):
+    """The NumPy reverse sweep (jittape.sweeps.numpy_tier, tier 0 of large array tapes)
+    against the compiled one, on the adjoints of every record but the constants (whose
+    adjoints it does not form)."""
+    t = tape.arrays
+    if not numpy_tier.usable(set(t.op.tolist()), t.columns):
+        assert any(OPS[c].kind in ("region", "call") or recorded_rule(c) is None
+                   for c in set(t.op.tolist())), spec.id
+        return
+    seed = np.zeros_like(t.val)
+    seed[t.off[tape.out_id]:t.off[tape.out_id + 1]] = 1.0
+    a1, a2 = seed.copy(), seed.copy()
+    Run(t, opsets.for_tape(t)).reverse(t.val, a1, 0, tape.out_id + 1)
+    numpy_tier.reverse_sweep(*t.columns, t.val, a2, 0, tape.out_id + 1)
+    live = np.repeat(t.op != K.CONST, np.diff(t.off))
+    np.testing.assert_allclose(a2[live], a1[live], rtol=1e-11,
+                               atol=1e-13 * (1 + np.max(np.abs(a1[live]))), err_msg=spec.id)
+
+
 def _check_hvp(spec, f, args, nums, tape):
     """Second order: H v against central differences of the gradient along v, the
     interpreted tier against the compiled one; a tape with an op that has no second-order
@@ -449,6 +468,7 @@ def test_rule_against_central_differences(spec):
         np.testing.assert_allclose(jittape.grad(f)(*args), spec.hand(f.w, *args), rtol=1e-12)
     _check_tangent(spec, f, args, nums)
     _check_interpreted_tier(spec, tape)
+    _check_numpy_tier(spec, tape)
     _check_hvp(spec, f, args, nums, tape)
     _check_recorded(spec, f, args, nums, tape)
     _check_optimized(spec, tape, [args, _point(spec, np.random.default_rng(1))])

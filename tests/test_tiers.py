@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import jittape
-from jittape.sweeps import compile_process, disk_cache, opsets, tiers
+from jittape.sweeps import compile_process, disk_cache, numpy_tier, opsets, tiers
 
 
 @pytest.fixture
@@ -72,6 +72,7 @@ def test_small_tape_runs_interpreted_until_the_machine_code_is_ready(fresh):
 def test_large_tape_waits_for_the_machine_code(fresh, monkeypatch):
     make, gate = fresh
     monkeypatch.setattr(tiers, "SMALL_VALUES", 5)
+    monkeypatch.setattr(numpy_tier, "MAX_RECORDS", 0)  # (too many records for NumPy's tier)
     ran = []
     monkeypatch.setattr(tiers, "run", lambda *a: ran.append(a))
     x = np.linspace(0.1, 1.0, 7)
@@ -80,6 +81,46 @@ def test_large_tape_waits_for_the_machine_code(fresh, monkeypatch):
     gate.set()
     np.testing.assert_allclose(tape.gradient(x), 1 - np.tanh(x) ** 2, rtol=1e-13)
     assert ran == []
+
+
+def _array_program(x):
+    return np.sum(np.tanh(x) * x[::-1]) + np.max(x[[0, 2, 2]]) + np.sum(x[:3] @ x[3:6])
+
+
+@pytest.mark.parametrize("raises", [False, True])
+def test_a_large_tape_runs_its_reverse_sweep_in_numpy_until_compiled(fresh, monkeypatch,
+                                                                      raises):
+    """Too many values for the interpreted tier: the reverse sweep runs the op table's NumPy
+    rules (jittape.sweeps.numpy_tier) while it compiles; one that raises is undone, and the
+    call waits for the machine code."""
+    make, gate = fresh
+    monkeypatch.setattr(tiers, "SMALL_VALUES", 5)
+    ran = []
+    real = numpy_tier.reverse_sweep
+
+    def spy(*args):
+        ran.append(args[-3].copy())
+        if raises:
+            args[-3][:] = 7.0
+            threading.Timer(0.2, gate.set).start()
+            raise numpy_tier.Unsupported("scatter-add too wide")
+        return real(*args)
+    monkeypatch.setattr(numpy_tier, "reverse_sweep", spy)
+    x = np.linspace(0.1, 1.0, 7)
+    y = x + 0.2
+    hand = (1 - np.tanh(y) ** 2) * y[::-1] + np.tanh(y)[::-1] + np.r_[y[3:6], y[:3], 0.0]
+    hand[2] += 1.0  # the max of (y0, y2, y2): the two y2 share it
+    want = _array_program(y), hand
+    tape = jittape.record(_array_program, x)
+    s = make(tape)
+    v, g = tape.value_and_gradient(x + 0.2)
+    assert len(ran) == 1 and s._jobs["reverse_sweep"].done() == raises
+    np.testing.assert_allclose(v, want[0], rtol=1e-14)
+    np.testing.assert_allclose(g, want[1], rtol=1e-13)
+    gate.set()
+    s._jobs["reverse_sweep"].result()  # (prefetched by the forward sweep: nothing to load)
+    np.testing.assert_allclose(tape.value_and_gradient(x + 0.2)[1], want[1], rtol=1e-13)
+    assert len(ran) == 1  # the machine code ran
 
 
 def test_interpreted_run_that_raises_is_undone_and_repeated_compiled(fresh):

@@ -9,8 +9,11 @@ under the GIL, and a caller calling gradients in a tight loop starves such a thr
 compile took over 90 s, measured). Meanwhile a tape of at most :data:`SMALL_VALUES` values
 and :data:`SMALL_RECORDS` records runs the same generated source
 (:func:`jittape.sweeps.codegen.sweep_source` with ``python=True``) by CPython (tier 0);
-once the process is done, the next call loads the machine code (tier 1). This is how tiered
-JIT compilers (HotSpot, V8) hide compile latency. Larger tapes compile in the foreground,
+once the process is done, the next call loads the machine code (tier 1). A larger tape
+of at most :data:`jittape.sweeps.numpy_tier.MAX_RECORDS` records runs its reverse sweep
+(an eager gradient's one sweep) in NumPy meanwhile, whole arrays at a time
+(:mod:`jittape.sweeps.numpy_tier`). This is how tiered
+JIT compilers (HotSpot, V8) hide compile latency. Other tapes compile in the foreground,
 as does a tier-0 run that raises (CPython's ``math`` raises where Numba returns inf or nan):
 its output buffer is restored and the call repeated compiled. Both tiers run the same
 rules; tests/test_tiers.py checks that they agree for every op. Above them, a tape replayed
@@ -35,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import compile_process, disk_cache
+from . import compile_process, disk_cache, numpy_tier
 from .codegen import sweep_source
 from ..optable.externals import INTERPRETED_LAPACK, LAPACK
 from ..optable.table import OPS
@@ -174,10 +177,22 @@ def interpreted(codes, what):
     return None if module is None else getattr(module, what)
 
 
+def tier0(codes, what, args):
+    """The tier-0 sweep for the sweep call ``args``, or None: the interpreted sweep for a
+    small tape, the NumPy reverse sweep (:mod:`jittape.sweeps.numpy_tier`) for a reverse
+    sweep of few records over large arrays."""
+    if small(args):
+        return interpreted(codes, what)
+    if what == "reverse_sweep" and numpy_tier.usable(codes, args):
+        return numpy_tier.reverse_sweep
+    return None
+
+
 def run(codes, what, args):
-    """``(True, result)`` of the interpreted sweep, or ``(False, None)`` with its output
-    buffer as it was if it raised (the caller then runs the compiled sweep)."""
-    fn = interpreted(codes, what)
+    """``(True, result)`` of the tier-0 sweep (:func:`tier0`), or ``(False, None)`` with its
+    output buffer as it was if it raised or there is none (the caller then runs the
+    compiled sweep)."""
+    fn = tier0(codes, what, args)
     if fn is None:
         return False, None
     saved = [(args[i], args[i].copy()) for i in _OUTPUT[what]]
