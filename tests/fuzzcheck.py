@@ -19,6 +19,8 @@ import numpy as np
 
 import jittape
 import jittape.sweeps.warmup
+from jittape.sweeps import numpy_tier, opsets
+from jittape.sweeps.regions import Run
 from jittape.numpy import dispatch
 from jittape.numpy.active import Active
 from jittape.testing import check_gradient
@@ -208,6 +210,7 @@ def _check_replay(p, f, stats):
             if not all(_close(a, b, 1e-9, 1e-10) for a, b in zip(g, w)):
                 raise Failure("replay", f"replayed {what} at {name}: {g!r}; eager: {w!r}")
     _check_optimized(tape, p)
+    _check_numpy_tier(tape)
     tf = jittape.taped(f, compile=False)
     _run("replay-crash", tf.value_and_grad, p.x)
     got, want = _run("replay-crash", tf.value_and_grad, p.x3), jittape.value_and_grad(f)(p.x3)
@@ -235,6 +238,25 @@ def _check_optimized(tape, p):
         if not all(_close(a, b, 1e-12, 1e-12) for a, b in zip(got, want)):
             raise Failure("optimized", f"optimized tape at {name}: {got!r}; recorded: {want!r}"
                                        f" ({opt.optimization})")
+
+
+def _check_numpy_tier(tape):
+    """The NumPy reverse sweep (jittape.sweeps.numpy_tier, tier 0 of large array tapes)
+    against the compiled one: the adjoints of every record but the constants."""
+    t = tape.arrays
+    if tape.out_id < 0 or not numpy_tier.usable(set(t.op.tolist()), t.columns):
+        return
+    seed = np.zeros_like(t.val)
+    seed[t.off[tape.out_id]:t.off[tape.out_id + 1]] = 1.0
+    want, got = seed.copy(), seed.copy()
+    Run(t, opsets.for_tape(t)).reverse(t.val, want, 0, tape.out_id + 1)
+    _run("numpy-tier-crash", numpy_tier.reverse_sweep, *t.columns, t.val, got, 0,
+         tape.out_id + 1)
+    live = np.repeat(t.op != jittape.ops.codes.CONST, np.diff(t.off))
+    if not _close(got[live], want[live], 1e-9, 1e-10 * (1 + np.max(np.abs(want[live]),
+                                                                      initial=0.0))):
+        raise Failure("numpy-tier", f"NumPy reverse sweep: {got[live]!r}; compiled: "
+                                    f"{want[live]!r}")
 
 
 def _check_compiled(p, f, tape, stats):
