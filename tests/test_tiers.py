@@ -123,6 +123,28 @@ def test_a_large_tape_runs_its_reverse_sweep_in_numpy_until_compiled(fresh, monk
     assert len(ran) == 1  # the machine code ran
 
 
+def test_a_taped_function_records_again_while_its_forward_sweep_compiles(fresh, monkeypatch):
+    """A large tape's replay would wait for its cold forward sweep: ``taped`` answers by
+    recording again (eager: no forward sweep) until the compile process is done."""
+    make, gate = fresh
+    monkeypatch.setattr(tiers, "SMALL_VALUES", 5)
+    x = np.linspace(0.1, 1.0, 7)
+    tf = jittape.taped(_array_program, compile=False)
+    tf.value_and_grad(x)
+    s = make(tf._entries[0].tape)
+    for k in (1, 2):
+        v, g = tf.value_and_grad(x + 0.1 * k)
+        np.testing.assert_allclose(g, jittape.grad(_array_program)(x + 0.1 * k), rtol=1e-13)
+        assert tf.stats.recorded_while_compiling == k and tf.stats.replays == 0
+    assert not s._jobs["forward_sweep"].done()
+    gate.set()
+    s._jobs["forward_sweep"].result()
+    v, g = tf.value_and_grad(x + 0.3)
+    np.testing.assert_allclose(g, jittape.grad(_array_program)(x + 0.3), rtol=1e-13)
+    assert tf.stats.recorded_while_compiling == 2 and tf.stats.replays == 1
+    assert tf.stats.recordings == 1
+
+
 def test_interpreted_run_that_raises_is_undone_and_repeated_compiled(fresh):
     """CPython's math.exp overflows where Numba's gives inf: the replay still gives NumPy's
     inf (after waiting for the compile), and nothing of the failed run is left behind."""

@@ -106,12 +106,13 @@ class FastReplay:
     _best = (math.inf, math.inf)  # fastest interpreted replay: (value only, with gradient)
     _tried = False  # a compile was started or refused: never again by itself
     _pending_kernel = None  # (Future, kernel) of a compile in the compile process
+    _replay_ready = False  # no replay waits for a sweep's compile (jittape.api.taped)
     _cost = None  # estimated compile seconds, computed once the tape has cost the minimum
     _trial = None  # [fastest value-only, fastest gradient, calls] of a kernel on trial
     lost_trial = None  # (kernel, interpreter) fastest replays, if the interpreter won
 
     _TRANSIENT = ("_work", "_val0_owner", "_kernel", "_trial", "_generated", "_optimized",
-                  "_pending_kernel",
+                  "_pending_kernel", "_replay_ready",
                   "_tier_claim")
     _TIERING = ("_timed", "_spent", "_best", "_tried", "_cost", "lost_trial")
 

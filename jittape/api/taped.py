@@ -13,6 +13,8 @@ import numpy as np
 from .recording import arg_key, arg_name, normalize_argnums
 from .._base.errors import GuardFailure
 from .tape import Tape, record_tape
+from ..sweeps.opsets import for_tape
+from ..sweeps.regions import calls
 
 
 @dataclass
@@ -20,16 +22,33 @@ class ReplayStats:
     """Counters of a :class:`TapedFunction`: ``recordings`` (tapes recorded), ``replays``
     (calls answered by a cached tape), ``guard_failures`` (replays whose guard failed),
     ``shape_changes`` (recordings caused by a new shape or structure of the differentiated
-    arguments), ``compilations`` (tapes compiled by :mod:`jittape.compiler.kernel`)."""
+    arguments), ``compilations`` (tapes compiled by :mod:`jittape.compiler.kernel`),
+    ``recorded_while_compiling`` (calls answered by recording again, not counted in
+    ``recordings``: the tape's forward sweep was compiling in the background, a large tape
+    from cold caches, and an eager gradient needs no forward sweep)."""
 
     recordings: int = 0
     replays: int = 0
     guard_failures: int = 0
     shape_changes: int = 0
     compilations: int = 0
+    recorded_while_compiling: int = 0
 
 
 _NO_CONSTS = ([], {})  # the constants of a call with no other arguments (never mutated)
+
+
+def _replay_waits(tape):
+    """Whether replaying ``tape`` would now wait for its forward sweep's compile in the
+    compile process (a large tape from cold caches: :meth:`jittape.sweeps.opsets.Sweeps.
+    waits`, which starts that compile). Once it would not, ``tape._replay_ready`` skips the
+    question."""
+    t = tape.arrays
+    if tape._kernel is None and not calls(t) and \
+            for_tape(t).waits("forward_sweep", t.columns):
+        return True
+    tape._replay_ready = True
+    return False
 
 
 class _Entry:
@@ -118,6 +137,8 @@ class TapedFunction:
             x = args[0]
             if type(x) is np.ndarray and x.shape == hot[0]:  # what _lookup would try first
                 e = hot[1]
+                if not e.tape._replay_ready and _replay_waits(e.tape):
+                    return self._eager(args, kwargs, method, args)
                 try:
                     result = (method(e.tape, args, None) if direct is None else
                               direct(e.tape, x))
@@ -148,6 +169,8 @@ class TapedFunction:
             if e is failed or e.key != key or not (plain and e.consts is _NO_CONSTS) and \
                     not self._consts_match(e.consts, others, kwargs):
                 continue
+            if not e.tape._replay_ready and _replay_waits(e.tape):
+                return self._eager(args, kwargs, method, xs)
             try:
                 result = method(e.tape, xs, None)
             except GuardFailure:
@@ -171,6 +194,12 @@ class TapedFunction:
         del self._entries[self.max_tapes:]
         self._hot = (key[0], self._entries[0]) if hot and self._entries else None
         # answer from the recording itself: replaying at the same point would redo its work
+        return method(tape, xs, tape.arrays.val)
+
+    def _eager(self, args, kwargs, method, xs):
+        """``method`` answered by a new recording, the tapes kept as they are."""
+        self.stats.recorded_while_compiling += 1
+        tape = record_tape(self.f, args, kwargs, self.argnums)
         return method(tape, xs, tape.arrays.val)
 
     def _count_compile(self, entry):

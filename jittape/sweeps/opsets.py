@@ -96,7 +96,27 @@ class Sweeps:
             tiers.done(job)
             return compiled(*args)  # loads what the process compiled, or compiles it here
         jobs, failed = self._jobs, set()
+        call.waiting = True  # (replaced by the machine code's function once loaded)
         return call
+
+    def waits(self, what, cols):
+        """Whether a call of sweep ``what`` on tape columns ``cols`` would wait for a compile
+        in the compile process now: no machine code here or in the cache, no tier 0 for it
+        (:func:`jittape.sweeps.tiers.tier0`), background compiles on. Submits that compile
+        (once), so that the sweep gets ready meanwhile. :mod:`jittape.api.taped` then records
+        again instead of replaying: an eager gradient runs no forward sweep."""
+        if not getattr(getattr(self, what), "waiting", False):
+            return False  # machine code bound
+        job = self._jobs.get(what)
+        if job is None:
+            if tiers.tier0(self.codes, what, cols) is not None or \
+                    not tiers.in_process() or self._ready(what):
+                return False
+            job = self._submit(what)
+            if job is None:
+                return False
+            self._jobs[what] = job
+        return not job.done()
 
     def _ready(self, what):
         """Whether sweep ``what`` has machine code in this process or in the cache (looked
