@@ -72,6 +72,8 @@ for key in sys.argv[3:]:
     val, adj = val0.copy(), np.empty(nadj)
     order = (lambda v, a, x, p, w: (v, a, p, x, w)) if len(tape._kernel) > 4 else \
         (lambda *args: args)  # (the kernel takes (val, adj, pool, x) since 2026-11-27)
+    if "gx" in kernel.py_func.__code__.co_varnames[:5]:  # (its gradient array: 11-27 too)
+        order = (lambda v, a, x, p, w: (v, a, p, x, np.empty(x.size if w else 0)))
     cands[key] = {"hand": lambda h=hand, x=x: h(x),
                   "kernel": lambda k=kernel, v=val, a=adj, x=x, p=pool, o=order: k(
                       *o(v, a, x, p, True)),

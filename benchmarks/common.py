@@ -152,6 +152,8 @@ def kernel_call(kernel, x, want_grad=True):
     if len(kernel) == 3:
         return lambda: fn(val0, x, pool, want_grad)
     val, adj = val0.copy(), np.empty(kernel[3])
+    if "gx" in fn.py_func.__code__.co_varnames[:5]:  # (val, adj, pool, x, gx) since 2026-11-27
+        return lambda: fn(val, adj, pool, x, np.empty(x.shape[0] if want_grad else 0))
     if len(kernel) >= 5:
         return lambda: fn(val, adj, pool, x, want_grad)
     return lambda: fn(val, adj, x, pool, want_grad)

@@ -73,6 +73,21 @@ def _entry_point(dispatcher):
     return entry if entry is not None and len(sigs) == 1 else dispatcher
 
 
+_NO_GRAD = np.empty(0)  # the kernel's gx when no gradient is wanted (never written)
+
+
+def _kernel_result(krun, xin, want_grad):
+    """``(failed guard or -1, value, input adjoints or None)`` of the bound kernel ``krun``
+    (:meth:`FastReplay._kernel_run`): the kernel fills a gradient array it is given and
+    returns the value, nan with the guard's id in its adjoint buffer's last slot if one
+    failed (:func:`jittape.compiler.kernel.compile_tape`)."""
+    g = np.empty(xin.shape[0]) if want_grad else _NO_GRAD
+    value = krun(xin, g)
+    if value != value and krun.args[1][-1] >= 0.0:
+        return int(krun.args[1][-1]), 0.0, None
+    return -1, value, (g if want_grad else None)
+
+
 def _spans_to_zero(t):
     """``[(lo, hi), ...]``: the value slots of tape arrays ``t`` outside constants of at
     least :data:`_SKIP_ZEROING` elements, as few spans."""
@@ -159,7 +174,7 @@ class FastReplay:
         module = sys.modules[kernel[0].py_func.__module__]
         disk_cache.FirstCall(module, "tape_kernel", f"a compiled tape of {self.n_records} "
                              f"records")(kernel[1].copy(), np.empty(kernel[3]), kernel[2], x0,
-                                         True)
+                                         np.empty(x0.shape[0]))
         kernel = kernel[:4] + (_entry_point(kernel[0]),)
         self.__dict__.pop("_work", None)  # buffers of another kernel's layout
         self._trial = [math.inf, math.inf, 0] if trial else None
@@ -232,14 +247,17 @@ class FastReplay:
         return work.adj
 
     def _kernel_run(self, kernel):
-        """This thread's replay of ``kernel``: ``run(xin, want_grad)`` over its work buffers
-        (the first thread takes ``val0`` itself, others a copy: constant slots are never
-        written), ``xin`` float64, 1-D and C-contiguous (:func:`_entry_point`)."""
+        """This thread's replay of ``kernel``: ``run(xin, gx) -> value`` over its work
+        buffers (the first thread takes ``val0`` itself, others a copy: constant slots are
+        never written), ``xin`` float64, 1-D and C-contiguous (:func:`_entry_point`);
+        :func:`_kernel_result` calls it."""
         work = self._buffers()
         if work.krun is None:  # (compile() drops the runs of an earlier kernel)
             owner = self.__dict__.setdefault("_val0_owner", threading.get_ident())
             val = kernel[1] if owner == threading.get_ident() else kernel[1].copy()
-            work.krun = functools.partial(kernel[4], val, np.empty(kernel[3]), kernel[2])
+            adj = np.empty(kernel[3])
+            adj[-1] = -1.0  # the failed guard's slot: none (_kernel_result)
+            work.krun = functools.partial(kernel[4], val, adj, kernel[2])
         return work.krun
 
     # --- the tiers ---
@@ -309,7 +327,7 @@ class FastReplay:
         if work is not None:  # a kernel off trial, already bound in this thread: run it
             krun = work.krun
             if krun is not None and self._trial is None and xin.flags.c_contiguous:
-                return krun(xin, want_grad)
+                return _kernel_result(krun, xin, want_grad)
         kernel = self._kernel
         if kernel is None:
             pending = self._pending_kernel
@@ -323,7 +341,7 @@ class FastReplay:
         if not xin.flags.c_contiguous:
             xin = xin.copy()  # what the kernel's entry point takes
         if self._trial is None:
-            return self._kernel_run(kernel)(xin, want_grad)
+            return _kernel_result(self._kernel_run(kernel), xin, want_grad)
         return self._timed_kernel(kernel, xin, want_grad)
 
     def _timed_interpret(self, xin, want_grad):
@@ -370,7 +388,7 @@ class FastReplay:
         """A compiled replay on trial against the interpreter (see :data:`TRIAL`)."""
         run = self._kernel_run(kernel)
         t0 = time.perf_counter()
-        out = run(xin, want_grad)
+        out = _kernel_result(run, xin, want_grad)
         dt = time.perf_counter() - t0
         trial = self._trial
         if trial is not None:  # (None: another thread ended the trial meanwhile)
@@ -421,13 +439,14 @@ class FastReplay:
         """:meth:`_fast` for one float64 array of the recorded shape: the kernel's or the
         interpreter's gradient array goes back as it is."""
         work = self.__dict__.get("_work")
-        if work is not None and x.ndim == 1:  # _replay's first case, a call fewer (0.1 us of
-            krun = work.krun  # the 1.2 us of a compiled Rosenbrock n = 10 gradient)
+        if work is not None and x.ndim == 1:  # _replay's first case, two calls fewer (0.15
+            krun = work.krun  # us of the 0.9 us of a compiled Rosenbrock n = 10 gradient)
             if krun is not None and self._trial is None and x.flags.c_contiguous:
-                bad, value, g = krun(x, want_grad)
-                if bad >= 0:
-                    raise guard_failure(bad)
-                return value, g
+                g = np.empty(x.shape[0]) if want_grad else _NO_GRAD
+                value = krun(x, g)
+                if value != value and krun.args[1][-1] >= 0.0:
+                    raise guard_failure(int(krun.args[1][-1]))
+                return value, (g if want_grad else None)
         bad, value, g = self._replay(x if x.ndim == 1 else x.ravel(), want_grad)
         if bad >= 0:
             raise guard_failure(bad)

@@ -102,6 +102,7 @@ class _Gen(Layout, Rerolling):
         t = self.t
         n = t.n_records
         gdone = set()
+        self.guarded = False  # a guard's code writes the failed guard's slot
         self.table = self.tables(len(t.pool) + n)
         hoisted = set(self.hoisted)
         for i in self.hoisted:
@@ -120,7 +121,9 @@ class _Gen(Layout, Rerolling):
             self._record(i)
         # val and adj are the calling thread's work buffers, reused across replays: the
         # constants stay in val, every other slot is written before it is read
-        lines = ["def tape_kernel(val, adj, pool, xin, want_grad):"]
+        lines = ["def tape_kernel(val, adj, pool, xin, gx):", "    want_grad = gx.shape[0] > 0"]
+        if self.guarded:  # (the slot's -1 from the buffer's making lasts where none can fail)
+            lines.append(f"    adj[{self.nadj + self.njac}] = -1.0  # no guard failed (yet)")
         if self.segments:  # (the rerolled loops' scratch lies behind the adjoints)
             lines.append(f"    jac = adj[{self.nadj}:]  # saved values, preaccumulated partials")
         lines.append(f"    offs = pool[{len(t.pool)}:]  # compact value offsets by record id")
@@ -132,9 +135,9 @@ class _Gen(Layout, Rerolling):
             pos += m
         lines += ["    " * (d + 1) + s for d, s in self.fwd]
         outv = f"v{self.out}"
-        lines.append(f"    if not want_grad:\n        return -1, {outv}, np.empty(0)")
+        lines.append(f"    if not want_grad:\n        return {outv}")
         lines += ["    " + ln for ln in self.zeroing()]
-        lines.append("    gx = np.zeros(xin.shape[0])")
+        lines.append("    gx[:] = 0.0")
         lines += [f"    g{i} = 0.0" for i in range(n) if self._local(i)]
         lines.append(f"    g{self.out} = 1.0")
         lines += ["    " * (d + 1) + s for d, s in reversed(self.rev)]
@@ -144,7 +147,7 @@ class _Gen(Layout, Rerolling):
                 lines.append(f"    gx[{p}] += g{i}")
             if i in self.bo:  # adjoints that kernels accumulated in the buffer
                 lines.append(f"    gx[{p}:{p + m}] += adj[{self.bo[i]}:{self.bo[i] + m}]")
-        lines.append(f"    return -1, {outv}, gx")
+        lines.append(f"    return {outv}")
         sites = collections.Counter(run[0].body for run in self.runs.values())
         self.loop_source, count = loops_source(self.bodies, sites)
         self.n_statements = len(lines) + count
@@ -210,13 +213,13 @@ class _Gen(Layout, Rerolling):
         name = i if self.names is None else self.names[i]
         if op.checks and n == 1:  # a scalar guard compares with a literal
             self.F(f"if v{a} != {_lit(t.val[t.off[i]])}:")
-            self.F(f"return {name}, 0.0, np.empty(0)", 1)
+            self._failed(name)
             return
         pre = [(0, f"adj[{o}] += g{i}")] if self._scalar(i) else []  # local -> kernel
         args = f"{o}, {n}, {ia}, {ib}, {k}, {_lit(c)}, pool, offs"
         if op.checks:
             self.F(f"if {op.forward.__name__}(val, {args}):")
-            self.F(f"return {name}, 0.0, np.empty(0)", 1)
+            self._failed(name)
             return
         self.F(f"{op.forward.__name__}(val, {args})")
         rev = []
@@ -229,6 +232,12 @@ class _Gen(Layout, Rerolling):
         if self._scalar(i):
             self.F(f"v{i} = val[{o}]")
         self.R(pre + rev)
+
+    def _failed(self, name):
+        """A failed guard: its record id in the adjoint buffer's last slot, and nan."""
+        self.guarded = True
+        self.F(f"adj[{self.nadj + self.njac}] = {name}", 1)
+        self.F("return np.nan", 1)
 
     def _group(self, gid):
         """One fused loop forward, one fused loop backward."""
@@ -396,28 +405,31 @@ def module_source(tape, body, cache=True, loops=""):
 BATCH = """def tape_batch(val0, nadj, pool, xs, want_grad, values, grads, bad):
     val = val0.copy()
     adj = np.empty(nadj)
+    adj[nadj - 1] = -1.0  # (no guard failed: kernels without guards never write it)
+    none = np.empty(0)
     for p in range(xs.shape[0]):
-        b, v, gx = tape_kernel(val, adj, pool, xs[p], want_grad)
-        bad[p] = b
+        v = tape_kernel(val, adj, pool, xs[p], grads[p] if want_grad else none)
+        bad[p] = int(adj[nadj - 1]) if v != v and adj[nadj - 1] >= 0.0 else -1
         values[p] = v
-        if want_grad and b < 0:
-            grads[p, :] = gx
 """
 
 
 def compile_tape(tape):
     """Generate, write and import the compiled kernel of a scalar-output ``tape``.
 
-    Returns ``(kernel, val0, pool, nadj)``: ``kernel(val, adj, pool, xin, want_grad) ->
-    (bad, value, gx)`` runs the forward sweep from the concatenated inputs ``xin`` (float64,
-    C-contiguous) and, if ``want_grad``, the reverse sweep; ``bad`` is -1 or the failed
-    guard's record, ``gx`` (a new array) the concatenated input adjoints. ``val0`` is the
-    kernel's compact value buffer (float64, constants in place): ``val`` is ``val0`` or a
-    copy of it, reused by later calls (the kernel writes every slot but the constants'
-    before reading it), never shared by concurrent calls. ``adj`` is a float64 work buffer
-    of ``nadj`` elements, likewise reusable: the adjoints (zeroed by the kernel; the
-    constants' slots lie behind them in ``val``), then the scratch of rerolled loops (saved
-    values, preaccumulated partials: written before they are read). ``pool`` is the tape's
+    Returns ``(kernel, val0, pool, nadj)``: ``kernel(val, adj, pool, xin, gx) -> value``
+    runs the forward sweep from the concatenated inputs ``xin`` (float64, C-contiguous) and,
+    if ``gx`` is not empty, the reverse sweep, writing the concatenated input adjoints into
+    ``gx`` (float64, ``xin``'s size; its own buffer, unlike a returned array it is boxed by
+    nobody: a fifth of a small tape's call). A failed guard returns nan with its record id
+    in ``adj[nadj - 1]``, which is -1 otherwise (the caller sets it to -1 when it makes the
+    buffer: a kernel without guards never writes it). ``val0`` is the kernel's compact value
+    buffer (float64, constants in place): ``val`` is ``val0`` or a copy of it, reused by
+    later calls (the kernel writes every slot but the constants' before reading it), never
+    shared by concurrent calls. ``adj`` is a float64 work buffer of ``nadj`` elements,
+    likewise reusable: the adjoints (zeroed by the kernel; the constants' slots lie behind
+    them in ``val``), the scratch of rerolled loops (saved values, preaccumulated partials:
+    written before they are read), then the failed guard's slot. ``pool`` is the tape's
     integer pool followed by the compact offsets of the records (what n-ary kernels read as
     ``off``).
 
@@ -439,4 +451,4 @@ def compile_tape(tape):
     for i, b in gen.bo.items():
         offs[i] = b
     return (module.tape_kernel, gen.initial_values(),
-            np.concatenate([t.pool, offs, gen.table]), max(gen.nadj + gen.njac, 1))
+            np.concatenate([t.pool, offs, gen.table]), gen.nadj + gen.njac + 1)

@@ -197,9 +197,10 @@ class Layout:
             a = max(a, self.bo[r] + int(self.size[r]))
         if a < self.nadj:
             keep.append((a, self.nadj))
+        if not self.nadj:
+            return []
         if not skip or len(keep) > 16:  # (a statement each: ~2 ms of compile time)
-            return [f"adj[:{self.nadj}] = 0.0  # the adjoints" if self.njac else
-                    "adj[:] = 0.0  # the slots that accumulate: constants are behind"]
+            return [f"adj[:{self.nadj}] = 0.0  # the adjoints (constants are behind)"]
         return [f"adj[{a}:{b}] = 0.0  # (the others: assigned first, or never written)"
                 for a, b in keep]
 
