@@ -64,21 +64,24 @@ def test_elementwise_records_fuse_into_one_loop_each_way():
 
 def _row_sums(x):
     X = x.reshape(4, 2, 3)
-    r = np.sum(np.sin(X) * X, axis=(1, 2))  # rows of 6: a sum over the last two axes
+    r = np.sum(np.sin(X) * X, axis=(1, 2))  # rows of 3, then a sum over the rows of 2
     s = np.sum(np.exp(X[:, 0]) ** 2, axis=-1, keepdims=True)  # rows of 3, kept
     return np.sum(r ** -3.0) + np.sum(np.cos(s) * r[:, None]) + np.sum(r)
 
 
-@pytest.mark.parametrize("f, nested", [
-    (_row_sums, 2), (lambda x: np.sum(np.sum(x.reshape(6, 4) ** 2, 1) ** -1), 1)])
-def test_a_sum_over_the_last_axes_nests_into_its_loop(f, nested):
+@pytest.mark.parametrize("f, nested, flat", [
+    (_row_sums, 2, 0), (lambda x: np.sum(np.sum(x.reshape(6, 4) ** 2, 1) ** -1), 1, 1)])
+def test_a_sum_over_the_last_axes_nests_into_its_loop(f, nested, flat):
     """A sum over the trailing axes of a fused group's last member closes that loop as one
-    accumulator per row (LJ's ``np.sum(d**2, axis=-1)``): no call of the sum's kernel."""
+    accumulator per row (LJ's ``np.sum(d**2, axis=-1)``): no call of the sum's kernel. The
+    reverse loop of rows of FLAT_ROWS or more is flat, each element reading its row's
+    adjoint; of shorter rows, nested too."""
     x = np.linspace(0.3, 1.2, 24)
     t = jittape.record(f, x)
     src = kernel_source(t)
     # (NumPy's sum over axes (1, 2) is two records: the second follows no loop)
-    assert src.count("for jo in range(") == 2 * nested
+    assert src.count("for jo in range(") == 2 * nested - flat
+    assert src.count(" + j // ") == flat
     compiled = jittape.record(f, x).compile()
     for y in (x, 0.9 * x):
         v, g = compiled.value_and_gradient(y)
