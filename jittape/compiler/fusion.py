@@ -69,6 +69,12 @@ def strided_at(pool, k):
     return " + ".join(terms)
 
 
+def load_at(op, pool, k):
+    """The position of element j of an indexed load (a ``gather`` or ``strided`` op's record,
+    layout at ``pool[k]``) in its operand, as an expression."""
+    return f"pool[{k} + j]" if op.fusion == "gather" else strided_at(pool, k)
+
+
 def partial_calls(op, args, z, prefix, const):
     """Lines setting ``<prefix>0``, ``<prefix>1``, ``<prefix>2`` to op's partials at ``args``
     (``f_<op>``'s arguments) and result ``z``: one call of ``d_<op>`` returning all, or,
@@ -130,10 +136,9 @@ class Fused:
         if op.fusion == "slice":
             return f"v{m} = {self.gen.V(a, f'{k} + j')}" if a not in self.mset \
                 else f"v{m} = v{a}"
-        if op.fusion == "gather":  # the operand is never in the group: it has another size
-            return f"v{m} = {self.gen.V(a, f'pool[{k} + j]')}"
-        if op.fusion == "strided":  # nor here (a permutation of it needs all of it first)
-            return f"v{m} = {self.gen.V(a, strided_at(self.gen.t.pool, k))}"
+        if op.fusion in ("gather", "strided"):  # the operand is never in the group: it has
+            # another size, or a permutation of it needs all of it first
+            return f"v{m} = {self.gen.V(a, load_at(op, self.gen.t.pool, k))}"
         return f"v{m} = f_{op.name}({_args(op, self.ex(a), self.ex(b), self.ex(k), c)})"
 
     def store(self, rec, target, order, expr):
@@ -181,8 +186,8 @@ class Fused:
         if op.fusion in ("gather", "strided"):  # indirect: stored last, in member order
             if gen.is_const(a):
                 return []
-            at = f"pool[{k} + j]" if op.fusion == "gather" else strided_at(gen.t.pool, k)
-            self.store(a, gen.A(a, at), (-1, -len(self.stores)), f"g{m}")
+            self.store(a, gen.A(a, load_at(op, gen.t.pool, k)), (-1, -len(self.stores)),
+                       f"g{m}")
             return []
         if not op.differentiable:
             return []

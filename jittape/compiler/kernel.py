@@ -123,7 +123,7 @@ class _Gen(Layout, Rerolling):
         # constants stay in val, every other slot is written before it is read
         lines = ["def tape_kernel(val, adj, pool, xin, gx):", "    want_grad = gx.shape[0] > 0"]
         if self.guarded:  # (the slot's -1 from the buffer's making lasts where none can fail)
-            lines.append(f"    adj[{self.nadj + self.njac}] = -1.0  # no guard failed (yet)")
+            lines.append(f"    adj[{self.bad_slot}] = -1.0  # no guard failed (yet)")
         if self.segments:  # (the rerolled loops' scratch lies behind the adjoints)
             lines.append(f"    jac = adj[{self.nadj}:]  # saved values, preaccumulated partials")
         lines.append(f"    offs = pool[{len(t.pool)}:]  # compact value offsets by record id")
@@ -233,10 +233,16 @@ class _Gen(Layout, Rerolling):
             self.F(f"v{i} = val[{o}]")
         self.R(pre + rev)
 
+    @property
+    def bad_slot(self):
+        """The adjoint buffer's last slot, behind the adjoints and the rerolled loops'
+        scratch: the failed guard's id, or -1 (:func:`compile_tape`)."""
+        return self.nadj + self.njac
+
     def _failed(self, name):
         """A failed guard: its record id in the adjoint buffer's last slot, and nan."""
         self.guarded = True
-        self.F(f"adj[{self.nadj + self.njac}] = {name}", 1)
+        self.F(f"adj[{self.bad_slot}] = {name}", 1)
         self.F("return np.nan", 1)
 
     def _group(self, gid):
@@ -451,4 +457,4 @@ def compile_tape(tape):
     for i, b in gen.bo.items():
         offs[i] = b
     return (module.tape_kernel, gen.initial_values(),
-            np.concatenate([t.pool, offs, gen.table]), gen.nadj + gen.njac + 1)
+            np.concatenate([t.pool, offs, gen.table]), gen.bad_slot + 1)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..optable.rules.patterns import strided_positions
 from ..optable.table import OPS, operands
-from .fusion import strided_at
+from .fusion import load_at
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,9 +74,9 @@ def _match(gen, i, op):
     view = OPS[int(t.op[s])]
     root, k = int(t.a[s]), int(t.k[s])
     if view.fusion == "strided":
-        pos, at = strided_positions(t.pool, k), strided_at(t.pool, k)
+        pos = strided_positions(t.pool, k)
     elif view.fusion == "gather":
-        pos, at = np.asarray(t.pool[k:k + int(gen.size[s])]), f"pool[{k} + j]"
+        pos = np.asarray(t.pool[k:k + int(gen.size[s])])
     else:
         return None
     blocks = op.row_reverse[0](t.pool, int(t.k[i]))
@@ -87,7 +87,7 @@ def _match(gen, i, op):
     pos = pos.reshape(blocks)
     if not (pos == pos[:, :1, :]).all():  # the same element of mu along every row
         return None
-    return RowBias(i, a, s, root, sign, blocks, at)
+    return RowBias(i, a, s, root, sign, blocks, load_at(view, t.pool, k))
 
 
 def reverse_lines(gen, bias, args):

@@ -48,9 +48,9 @@ def reverse_sweep(t_op, t_a, t_b, t_k, t_c, off, pool, val, adj, lo, hi):
     const = _codes.CONST
     with np.errstate(all="ignore"):  # (both branches of a where are computed)
         for i in range(hi - 1, lo - 1, -1):
-            rule = vjp_of(op[i])
             if OPS[op[i]].kind == "leaf":
                 continue
+            rule = vjp_of(op[i])
             ids = reads[i]
             args = [val[o[j]:o[j + 1]] for j in ids]
             r = Rec(args, [a.size for a in args], [op[j] != const for j in ids],

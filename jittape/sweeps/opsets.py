@@ -73,9 +73,9 @@ class Sweeps:
 
         def call(*args):  # until the machine code is loaded (jittape.sweeps.tiers)
             job = jobs.get(what)
+            fn = tiers.tier0(self.codes, what, args) if job is None or not job.done() else None
             if job is None:
-                if tiers.tier0(self.codes, what, args) is None or not tiers.in_process() \
-                        or self._ready(what):
+                if fn is None or not tiers.in_process() or self._ready(what):
                     if what == "forward_sweep":
                         self._prefetch("reverse_sweep")
                     return compiled(*args)  # cached machine code loads faster than tier 0
@@ -84,8 +84,7 @@ class Sweeps:
                     return compiled(*args)
                 jobs[what] = job
             if not job.done():
-                ok, out = (tiers.run(self.codes, what, args) if
-                           tiers.tier0(self.codes, what, args) is not None else (0, 0))
+                ok, out = tiers.run(self.codes, what, args, fn) if fn is not None else (0, 0)
                 if ok:
                     return out
                 futures.wait([job])  # (compiling it here as well would take longer)

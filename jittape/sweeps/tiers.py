@@ -188,11 +188,11 @@ def tier0(codes, what, args):
     return None
 
 
-def run(codes, what, args):
-    """``(True, result)`` of the tier-0 sweep (:func:`tier0`), or ``(False, None)`` with its
-    output buffer as it was if it raised or there is none (the caller then runs the
-    compiled sweep)."""
-    fn = tier0(codes, what, args)
+def run(codes, what, args, fn=None):
+    """``(True, result)`` of the tier-0 sweep (``fn``, by default :func:`tier0`'s), or
+    ``(False, None)`` with its output buffer as it was if it raised or there is none (the
+    caller then runs the compiled sweep)."""
+    fn = tier0(codes, what, args) if fn is None else fn
     if fn is None:
         return False, None
     saved = [(args[i], args[i].copy()) for i in _OUTPUT[what]]
