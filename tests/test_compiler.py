@@ -7,6 +7,7 @@ import jittape
 from jittape import GuardFailure
 from jittape.sweeps import tiers
 from jittape.compiler.kernel import kernel_source
+from jittape.testing import check_gradient
 from jittape.ops import OPS
 
 from test_ops import SPECS, _objective, _point
@@ -453,3 +454,24 @@ def test_a_tape_whose_compile_raises_stays_interpreted_with_a_notice(monkeypatch
     tiers.wait_compiled()
     assert not tape.compiled
     assert "(RuntimeError: planted); it stays interpreted" in capfd.readouterr().err
+
+
+def test_kernels_call_the_shared_helpers_not_copies():
+    """The structured ops' helpers come from one cached module (jittape.compiler.shared):
+    two kernels call the same dispatchers, and a kernel module generated for other helpers
+    (another jittape version) is refused."""
+    import sys
+    from jittape.compiler import kernel, shared
+    a = jittape.record(lambda x: np.sum((x.reshape(2, 3) @ x.reshape(3, 2)) ** 2),
+                       np.linspace(0.1, 0.6, 6)).compile()
+    b = jittape.record(lambda x: np.sum(np.tanh(x[:4].reshape(2, 2) @ x[4:])),
+                       np.linspace(0.1, 0.6, 6)).compile()
+    ma, mb = (sys.modules[t._kernel[0].py_func.__module__] for t in (a, b))
+    assert ma is not mb and ma.matmul_forward is mb.matmul_forward
+    source = kernel.module_source(a, kernel._generate(a)[1])
+    assert "_helpers(" in source and "def matmul_forward" not in source
+    for t, f in ((a, lambda x: np.sum((x.reshape(2, 3) @ x.reshape(3, 2)) ** 2)),
+                 (b, lambda x: np.sum(np.tanh(x[:4].reshape(2, 2) @ x[4:])))):
+        check_gradient(f, t.gradient, (np.linspace(-0.3, 0.4, 6),))
+    with pytest.raises(ImportError, match="compile its tape again"):
+        shared.helpers("0" * 20, "matmul_forward")

@@ -52,6 +52,7 @@ from .loop_source import loops_source
 from .layout import ELEMENTWISE_KIND, Layout
 from .reroll_emit import Rerolling
 from .products import reverse_lines, row_biases
+from . import shared
 from ..tape.optimize import optimize
 
 
@@ -394,9 +395,10 @@ def module_source(tape, body, cache=True, loops=""):
     ops = [OPS[c] for c in sorted(set(optimized(tape)[0].op.tolist()))]
     rows = [op.row_reverse[1] for op in ops if op.row_reverse is not None and
             f"{op.row_reverse[1].__name__}(" in body]  # (products.py, where the kernel calls)
+    structured = rule_roots([op for op in ops if not op.elementwise]) + rows
     parts = ["# jittape compiled tape; generated from the op table, do not edit\n" + HEADER,
-             helper_source(rule_roots([op for op in ops if not op.elementwise]) + rows,
-                           inline=False),
+             shared.import_lines(structured) if cache else
+             helper_source(structured, inline=False),
              helper_source([r for op in ops if op.elementwise
                             for r in (op.value, *op.partials)], inline=False),
              _rule_functions(ops), loops,

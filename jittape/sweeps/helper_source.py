@@ -121,15 +121,23 @@ def rule_lines(body):
     return len(body) + sum(source_lines(f) for f in helpers.values() if inspect.isfunction(f))
 
 
-def helper_source(roots, inline=True, python=False):
+def helper_names(roots):
+    """The names that :func:`helper_source` of ``roots`` defines (helpers and externals),
+    sorted."""
+    seen, calls, _ = _named(roots)
+    return sorted(set(seen) | calls)
+
+
+def helper_source(roots, inline=True, python=False, cache=False):
     """Source of the helpers that ``roots`` (expressions or functions) name, transitively.
 
     ``inline``: Numba IR-level inlining (right for the sweeps, which call each helper once or
     twice; straight-line tape kernels that call one many times should pass False).
-    ``python``: SciPy's externals as Python callables (the interpreted tier)."""
+    ``python``: SciPy's externals as Python callables (the interpreted tier). ``cache``:
+    Numba's disk cache for each function (:mod:`jittape.compiler.shared`)."""
     seen, calls, errors = _named(roots)
     # inlined at IR level: measured 30% less compile time than separate functions
-    plain = '@njit(error_model="numpy")'
+    plain = f'@njit({"cache=True, " if cache else ""}error_model="numpy")'
     deco = '@njit(error_model="numpy", inline="always")' if inline else plain
     out = [(externals.python_source(calls) if python else externals.source(calls, deco))
            ] if calls else []
