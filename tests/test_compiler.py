@@ -71,7 +71,8 @@ def _row_sums(x):
 
 
 @pytest.mark.parametrize("f, nested, flat", [
-    (_row_sums, 2, 0), (lambda x: np.sum(np.sum(x.reshape(6, 4) ** 2, 1) ** -1), 1, 1)])
+    (_row_sums, 2, 0), (lambda x: np.sum(np.sum(x.reshape(6, 4) ** 2, 1) ** -1), 1, 1),
+    (lambda x: np.sum(np.sum(np.sin(np.tile(x, 12).reshape(72, 4)), 1) ** 2), 1, 1)])
 def test_a_sum_over_the_last_axes_nests_into_its_loop(f, nested, flat):
     """A sum over the trailing axes of a fused group's last member closes that loop as one
     accumulator per row (LJ's ``np.sum(d**2, axis=-1)``): no call of the sum's kernel. The

@@ -17,14 +17,12 @@ from jittape.sweeps import compile_process, disk_cache, numpy_tier, opsets, tier
 
 
 @pytest.fixture
-def fresh(monkeypatch):
-    """A Sweeps object whose machine code counts as not ready (in this process or in the
-    cache), and a gate that holds its compile in the compile process until the test opens
-    it."""
+def held(monkeypatch):
+    """A gate that holds every compile in the compile process until the test opens it."""
     gate = threading.Event()
     real_submit = compile_process.submit
 
-    def held(job, low=False):
+    def submit(job, low=False):
         out = Future()
 
         def relay():
@@ -34,21 +32,28 @@ def fresh(monkeypatch):
             out.set_exception(error) if error else out.set_result(done.result())
         threading.Thread(target=relay, daemon=True).start()
         return out
-    monkeypatch.setattr(compile_process, "submit", held)
-    monkeypatch.setattr(opsets.Sweeps, "_ready", lambda self, what: False)
+    monkeypatch.setattr(compile_process, "submit", submit)
     monkeypatch.setattr(disk_cache, "compiling_elsewhere", lambda path, what: None)  # (the
     # other test process may be compiling the same module: the gate must hold this one)
     monkeypatch.setattr(tiers, "_enabled", [True])
     monkeypatch.setattr(compile_process, "cores", lambda: 2)
+    yield gate
+    gate.set()
+    tiers.wait_compiled()
+
+
+@pytest.fixture
+def fresh(monkeypatch, held):
+    """A Sweeps object whose machine code counts as not ready (in this process or in the
+    cache), and the gate of :func:`held`."""
+    monkeypatch.setattr(opsets.Sweeps, "_ready", lambda self, what: False)
 
     def make(tape):
         t = tape.arrays
         s = opsets.Sweeps(opsets.with_leaves(t.op.tolist()))
         t.sweeps = s
         return s
-    yield make, gate
-    gate.set()
-    tiers.wait_compiled()
+    yield make, held
 
 
 def test_small_tape_runs_interpreted_until_the_machine_code_is_ready(fresh):
@@ -145,12 +150,12 @@ def test_a_taped_function_records_again_while_its_forward_sweep_compiles(fresh, 
     assert tf.stats.recordings == 1
 
 
-def test_a_batch_runs_its_rows_interpreted_until_its_kernel_compiles(fresh, monkeypatch):
+def test_a_batch_runs_its_rows_interpreted_until_its_kernel_compiles(held, monkeypatch):
     """A batch of a tape whose kernel is not in the cache answers at once, its rows by the
     interpreter (ROWS_BETWEEN_LOOKS at a time), while the compile process compiles the
     kernel; the rows after that compile is done run in one native call."""
     from jittape.api import batch
-    make, gate = fresh
+    gate = held
     monkeypatch.setattr(disk_cache, "compiled_once", lambda module, name: False)
     monkeypatch.setattr(batch, "ROWS_BETWEEN_LOOKS", 4)
     f = lambda x: np.sum(np.cos(x) * x ** 2) + x[0] * x[3]  # noqa: E731
