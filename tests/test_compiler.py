@@ -476,3 +476,11 @@ def test_kernels_call_the_shared_helpers_not_copies():
         check_gradient(f, t.gradient, (np.linspace(-0.3, 0.4, 6),))
     with pytest.raises(ImportError, match="compile its tape again"):
         shared.helpers("0" * 20, "matmul_forward")
+    # a LAPACK helper takes its offsets as int64s: one machine code for every call site
+    eigh = [jittape.record(f, np.linspace(0.1, 0.9, 9)).compile() for f in (
+        lambda x: np.sum(np.linalg.eigh(x.reshape(3, 3) + x.reshape(3, 3).T)[0] ** 3),
+        lambda x: np.sin(x[0]) * np.sum(np.linalg.eigh(x.reshape(3, 3) @ x.reshape(3, 3).T)[0]))]
+    forward = [op for op in OPS if op.name == "eigh"][0].forward.__name__
+    assert shared.calls_lapack([op for op in OPS if op.name == "eigh"][0])
+    assert len(getattr(shared.helpers(shared.digest(), forward)[0], "signatures")) == 1
+    assert "int64(" in kernel_source(eigh[0])

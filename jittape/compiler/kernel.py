@@ -217,7 +217,13 @@ class _Gen(Layout, Rerolling):
             self._failed(name)
             return
         pre = [(0, f"adj[{o}] += g{i}")] if self._scalar(i) else []  # local -> kernel
-        args = f"{o}, {n}, {ia}, {ib}, {k}, {_lit(c)}, pool, offs"
+        # int64(...): a literal int argument makes Numba compile the helper (and what it
+        # calls) once per call site, specialised to that value. The LAPACK-calling linalg
+        # helpers cost their compile, not their offsets: one machine code per signature,
+        # cached (jittape.compiler.shared). The others keep their literals, which LLVM
+        # folds (as int64s: GMM d=2 K=5's gradient 10% slower, its matmul's small loops).
+        w = "int64({})" if shared.calls_lapack(op) else "{}"
+        args = f"{', '.join(w.format(v) for v in (o, n, ia, ib, k))}, {_lit(c)}, pool, offs"
         if op.checks:
             self.F(f"if {op.forward.__name__}(val, {args}):")
             self._failed(name)
@@ -396,7 +402,8 @@ def module_source(tape, body, cache=True, loops=""):
     rows = [op.row_reverse[1] for op in ops if op.row_reverse is not None and
             f"{op.row_reverse[1].__name__}(" in body]  # (products.py, where the kernel calls)
     structured = rule_roots([op for op in ops if not op.elementwise]) + rows
-    parts = ["# jittape compiled tape; generated from the op table, do not edit\n" + HEADER,
+    parts = ["# jittape compiled tape; generated from the op table, do not edit\n" + HEADER
+             + "from numpy import int64\n",
              shared.import_lines(structured) if cache else
              helper_source(structured, inline=False),
              helper_source([r for op in ops if op.elementwise
