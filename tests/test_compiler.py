@@ -457,30 +457,27 @@ def test_a_tape_whose_compile_raises_stays_interpreted_with_a_notice(monkeypatch
     assert "(RuntimeError: planted); it stays interpreted" in capfd.readouterr().err
 
 
-def test_kernels_call_the_shared_helpers_not_copies():
-    """The structured ops' helpers come from one cached module (jittape.compiler.shared):
-    two kernels call the same dispatchers, and a kernel module generated for other helpers
-    (another jittape version) is refused."""
+def test_linalg_kernels_are_shared_not_copied():
+    """The kernels of the ops that call LAPACK come from one cached module
+    (jittape.compiler.shared), called with int64 offsets: one machine code for every call
+    site of every kernel; a kernel module generated for other helpers (another jittape
+    version) is refused. Other structured ops keep their own copies."""
     import sys
-    from jittape.compiler import kernel, shared
-    a = jittape.record(lambda x: np.sum((x.reshape(2, 3) @ x.reshape(3, 2)) ** 2),
-                       np.linspace(0.1, 0.6, 6)).compile()
-    b = jittape.record(lambda x: np.sum(np.tanh(x[:4].reshape(2, 2) @ x[4:])),
-                       np.linspace(0.1, 0.6, 6)).compile()
-    ma, mb = (sys.modules[t._kernel[0].py_func.__module__] for t in (a, b))
-    assert ma is not mb and ma.matmul_forward is mb.matmul_forward
-    source = kernel.module_source(a, kernel._generate(a)[1])
-    assert "_helpers(" in source and "def matmul_forward" not in source
-    for t, f in ((a, lambda x: np.sum((x.reshape(2, 3) @ x.reshape(3, 2)) ** 2)),
-                 (b, lambda x: np.sum(np.tanh(x[:4].reshape(2, 2) @ x[4:])))):
-        check_gradient(f, t.gradient, (np.linspace(-0.3, 0.4, 6),))
+    from jittape.compiler import shared
+    fs = [lambda x: np.sum(np.linalg.eigh(x.reshape(3, 3) + x.reshape(3, 3).T)[0] ** 3),
+          lambda x: np.sin(x[0]) * np.sum(np.linalg.eigh(x.reshape(3, 3) @ x.reshape(3, 3).T)[0])]
+    x = np.linspace(0.1, 0.9, 9)
+    tapes = [jittape.record(f, x).compile() for f in fs]
+    eigh = [op for op in OPS if op.name == "eigh"][0]
+    assert shared.calls_lapack(eigh) and not shared.calls_lapack(
+        [op for op in OPS if op.name == "matmul"][0])
+    ma, mb = (sys.modules[t._kernel[0].py_func.__module__] for t in tapes)
+    name = eigh.forward.__name__
+    assert ma is not mb and getattr(ma, name) is getattr(mb, name)
+    assert len(getattr(ma, name).signatures) == 1
+    assert "int64(" in kernel_source(tapes[0]) and "def matmul_forward" in open(mb.__file__).read()
+    assert f"def {name}" not in open(ma.__file__).read()
+    for t, f in zip(tapes, fs):
+        check_gradient(f, t.gradient, (np.linspace(-0.3, 0.4, 9),))
     with pytest.raises(ImportError, match="compile its tape again"):
-        shared.helpers("0" * 20, "matmul_forward")
-    # a LAPACK helper takes its offsets as int64s: one machine code for every call site
-    eigh = [jittape.record(f, np.linspace(0.1, 0.9, 9)).compile() for f in (
-        lambda x: np.sum(np.linalg.eigh(x.reshape(3, 3) + x.reshape(3, 3).T)[0] ** 3),
-        lambda x: np.sin(x[0]) * np.sum(np.linalg.eigh(x.reshape(3, 3) @ x.reshape(3, 3).T)[0]))]
-    forward = [op for op in OPS if op.name == "eigh"][0].forward.__name__
-    assert shared.calls_lapack([op for op in OPS if op.name == "eigh"][0])
-    assert len(getattr(shared.helpers(shared.digest(), forward)[0], "signatures")) == 1
-    assert "int64(" in kernel_source(eigh[0])
+        shared.helpers("0" * 20, name)

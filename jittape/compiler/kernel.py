@@ -401,11 +401,11 @@ def module_source(tape, body, cache=True, loops=""):
     ops = [OPS[c] for c in sorted(set(optimized(tape)[0].op.tolist()))]
     rows = [op.row_reverse[1] for op in ops if op.row_reverse is not None and
             f"{op.row_reverse[1].__name__}(" in body]  # (products.py, where the kernel calls)
-    structured = rule_roots([op for op in ops if not op.elementwise]) + rows
+    lapack = [op for op in ops if shared.calls_lapack(op)] if cache else []
+    local = rule_roots([op for op in ops if not op.elementwise and op not in lapack]) + rows
     parts = ["# jittape compiled tape; generated from the op table, do not edit\n" + HEADER
              + "from numpy import int64\n",
-             shared.import_lines(structured) if cache else
-             helper_source(structured, inline=False),
+             shared.import_lines(lapack), helper_source(local, inline=False),
              helper_source([r for op in ops if op.elementwise
                             for r in (op.value, *op.partials)], inline=False),
              _rule_functions(ops), loops,

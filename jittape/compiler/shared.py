@@ -1,14 +1,15 @@
-"""The helpers of the structured ops that compiled tapes call (matmul's BLAS products, the
-linalg kernels, gathers, scatters, reductions), in one generated module of their own.
+"""The kernels of the linalg ops that call LAPACK (eigh, svd, qr, pinv, eig) and their
+helpers, in one generated module that every compiled tape (:mod:`jittape.compiler.kernel`)
+calls instead of compiling copies of their source.
 
-Numba compiles each of its functions once per signature and keeps the machine code in its
-disk cache (``cache=True``). A kernel (:mod:`jittape.compiler.kernel`) binds them by name
-instead of compiling copies of their source. A literal int argument is a signature of its
-own, so most calls, whose constant offsets LLVM folds, still compile per call site; the
-LAPACK-calling linalg helpers (:func:`calls_lapack`) take their offsets as int64 and are
-compiled once: a second kernel holding ``eigh`` compiled in 1.7 s instead of 3.6 s (one
-process, measured). The elementwise rules (``f_<op>``, ``d_<op>``) stay in each kernel's
-module: LLVM inlines them into the fused loops it vectorizes.
+Numba compiles each function once per signature and keeps the machine code in its disk cache
+(``cache=True``), but a literal int argument is a signature of its own: a helper called with
+constant offsets compiles once per call site. Kernels pass these ops their offsets as int64s
+(their cost is LAPACK's and their compile's, not their offsets'): a second kernel holding
+``eigh`` compiled in 1.7 s instead of 3.6 s (one process, measured). The other structured
+ops keep their literals and their copies in each kernel's module: LLVM folds the offsets
+into their loops (as int64s, GMM d=2 K=5's gradient was 10% slower), and cached, their
+per-call-site versions made the first compiles slower (GMM's 12 s instead of 10 s).
 
 A kernel's source names the digest of this module's source, so a kernel cached against
 other helpers (another jittape version) is another file and never links stale code.
@@ -33,10 +34,24 @@ def roots(ops):
     return rule_roots([op for op in ops if not op.elementwise]) + rows
 
 
+@functools.lru_cache(maxsize=None)
+def calls_lapack(op):
+    """Whether ``op``'s structured rules call LAPACK (eigh, svd, qr, pinv, eig)."""
+    return not op.elementwise and any(n in externals.LAPACK
+                                      for n in helper_names(roots([op])))
+
+
+def _kernels(op):
+    return [f for f in (op.forward, op.tangent, op.reverse, op.second) if callable(f)]
+
+
 def source(cache=True):
-    """The module: every structured helper of the op table (each compiled when called)."""
+    """The module: the kernels of the ops that call LAPACK, and their helpers (each
+    compiled when called)."""
+    ops = [op for op in OPS if calls_lapack(op)]
     return ("# jittape's shared kernel helpers; generated from the op table, do not edit\n"
-            + HEADER + helper_source(roots(OPS), inline=False, cache=cache))
+            + HEADER + helper_source([f for op in ops for f in _kernels(op)], inline=False,
+                                     cache=cache))
 
 
 def digest():
@@ -45,22 +60,14 @@ def digest():
     return _digest[0]
 
 
-def import_lines(roots_):
-    """The lines of a kernel module that bind the helpers ``roots_`` name to this module's
-    (none if they name none)."""
-    names = helper_names(roots_)
+def import_lines(ops):
+    """The lines of a kernel module that bind the kernels of ``ops`` (ops that call LAPACK)
+    to this module's (none for none)."""
+    names = sorted({f.__name__ for op in ops for f in _kernels(op)})
     if not names:
         return ""
     return (f"from jittape.compiler.shared import helpers as _helpers\n\n"
             f"{', '.join(names)}, = _helpers({digest()!r}, {', '.join(map(repr, names))})\n")
-
-
-@functools.lru_cache(maxsize=None)
-def calls_lapack(op):
-    """Whether ``op``'s structured rules call LAPACK (eigh, svd, qr, pinv, eig): their
-    cost is LAPACK's and their compile's, not their offsets'
-    (:meth:`jittape.compiler.kernel._Gen._generic`)."""
-    return any(n in externals.LAPACK for n in helper_names(roots([op])))
 
 
 def helpers(want, *names):
