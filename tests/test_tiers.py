@@ -150,12 +150,17 @@ def test_a_taped_function_records_again_while_its_forward_sweep_compiles(fresh, 
     assert tf.stats.recordings == 1
 
 
-def test_a_batch_runs_its_rows_interpreted_until_its_kernel_compiles(held, monkeypatch):
+def test_a_batch_runs_its_rows_interpreted_until_its_kernel_compiles(monkeypatch):
     """A batch of a tape whose kernel is not in the cache answers at once, its rows by the
     interpreter (ROWS_BETWEEN_LOOKS at a time), while the compile process compiles the
     kernel; the rows after that compile is done run in one native call."""
     from jittape.api import batch
-    gate = held
+    compiled = Future()  # the compile process's job: done when the test says (the kernel
+    # then compiles here: no wait behind other tests' jobs in the real compile process)
+    monkeypatch.setattr(compile_process, "submit", lambda job, low=False: compiled)
+    monkeypatch.setattr(disk_cache, "compiling_elsewhere", lambda path, what: None)
+    monkeypatch.setattr(tiers, "_enabled", [True])
+    monkeypatch.setattr(compile_process, "cores", lambda: 2)
     monkeypatch.setattr(disk_cache, "compiled_once", lambda module, name: False)
     monkeypatch.setattr(batch, "ROWS_BETWEEN_LOOKS", 4)
     f = lambda x: np.sum(np.cos(x) * x ** 2) + x[0] * x[3]  # noqa: E731
@@ -167,9 +172,8 @@ def test_a_batch_runs_its_rows_interpreted_until_its_kernel_compiles(held, monke
     def counted(tape_, X_, *args):
         rows.append(X_.shape[0])
         interpreted(tape_, X_, *args)
-        if opening:  # the compile is done after the first rows of the second batch
-            gate.set()
-            tape._pending_kernel[0].result()
+        if opening and not compiled.done():  # after the first rows of the second batch
+            compiled.set_result(None)
     monkeypatch.setattr(batch, "_interpreted", counted)
     for opening, chunks in ((False, [4, 4, 2]), (True, [4])):
         rows.clear()
