@@ -61,15 +61,9 @@ CASES = [(centred, K * D + K * D * D, 1), (centred_long, K * D + K * D * D, 1),
          (used_twice, D + D * D, 0)]
 
 
-def _gmm():
-    from benchmarks.problems import build
-    return build("gmm-d2-K5-1k")
-
-
-GMM = _gmm()
-# one tape (one compile) holds the cases that sum first and ADBench's GMM objective, each
-# on its own slice of the inputs (the others compile as every product does)
-SUMMED = [c for c in CASES if c[2]] + [(GMM.f, GMM.x0.size, 1)]
+# one tape (one compile) holds the cases that sum first, each on its own slice of the
+# inputs (the others compile as every product does)
+SUMMED = [c for c in CASES if c[2]]
 CUTS = np.cumsum([0] + [n for _, n, _ in SUMMED])
 
 
@@ -85,10 +79,9 @@ def test_which_products_sum_the_adjoint_first(case):
 
 
 def test_row_broadcast_operands_sum_the_adjoint_first():
-    """The compiled tape against the interpreter, central differences, and GMM's hand
-    gradient on its slice."""
+    """The compiled tape against the interpreter and central differences (``centred`` is
+    GMM's form; compiling GMM itself as well cost the suite 10 s more)."""
     theta = RNG.normal(size=CUTS[-1]) * 0.5
-    theta[CUTS[-2]:] = GMM.x0
     tape = jittape.record(every_case, theta)
     compiled = jittape.record(every_case, theta).compile()
     assert compiled.compiled
@@ -97,14 +90,15 @@ def test_row_broadcast_operands_sum_the_adjoint_first():
             v, g = compiled.value_and_gradient(y)
             assert v == pytest.approx(every_case(y), rel=1e-13)
             np.testing.assert_allclose(g, tape.gradient(y), rtol=1e-11, atol=1e-12)
-    np.testing.assert_allclose(compiled.gradient(theta)[CUTS[-2]:], GMM.grad_numpy(GMM.x0),
-                               rtol=1e-9, atol=1e-9)
     check_gradient(every_case, compiled.gradient, (theta,))
 
 
 def test_the_gmm_kernel_forms_no_adjoint_of_its_centred_points():
     """ADBench's GMM objective: the (K, n, d) adjoint of x_i - mu_k is never formed nor
-    zeroed; the mu gradient comes from the row sums (computed: the test above)."""
-    src = kernel_source(jittape.record(GMM.f, GMM.x0))
+    zeroed; the mu gradient comes from the row sums (their values: the test above, and
+    the benchmark's gradient check against the hand gradient)."""
+    from benchmarks.problems import build
+    p = build("gmm-d2-K5-1k")
+    src = kernel_source(jittape.record(p.f, p.x0))
     assert src.count("matmul_row_reverse(") == 1
     assert "True, False)" in src.split("matmul_reverse(val, adj")[1].split("\n")[0]

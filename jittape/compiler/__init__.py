@@ -2,9 +2,9 @@
 
 The generator (:mod:`.kernel`), the kernel's buffers and fusion groups (:mod:`.layout`),
 fused elementwise loops (:mod:`.fusion`), the row-summed adjoints of products
-(:mod:`.products`), the structured ops' helpers that every kernel shares (:mod:`.shared`),
-and rerolling: repeated record patterns of long scalar tapes found (:mod:`.reroll`), laid
-out (:mod:`.reroll_emit`) and emitted as loops (:mod:`.loop_source`).
+(:mod:`.products`), the LAPACK-calling linalg kernels that every kernel shares
+(:mod:`.shared`), and rerolling: repeated record patterns of long scalar tapes found
+(:mod:`.reroll`), laid out (:mod:`.reroll_emit`) and emitted as loops (:mod:`.loop_source`).
 
 May import only the layers below it (``_base``, ``optable``, ``tape``, ``sweeps``);
 tests/test_layers.py checks it.

@@ -6,7 +6,7 @@ Numba compiles each function once per signature and keeps the machine code in it
 (``cache=True``), but a literal int argument is a signature of its own: a helper called with
 constant offsets compiles once per call site. Kernels pass these ops their offsets as int64s
 (their cost is LAPACK's and their compile's, not their offsets'): a second kernel holding
-``eigh`` compiled in 1.7 s instead of 3.6 s (one process, measured). The other structured
+``eigh`` compiled in 1.9 s instead of 3.8 s (one process, measured). The other structured
 ops keep their literals and their copies in each kernel's module: LLVM folds the offsets
 into their loops (as int64s, GMM d=2 K=5's gradient was 10% slower), and cached, their
 per-call-site versions made the first compiles slower (GMM's 12 s instead of 10 s).
