@@ -37,13 +37,14 @@ CASES = [tuple(_TOGETHER[i:i + GROUP]) for i in range(0, len(_TOGETHER), GROUP)]
     (s,) for s in ONE_PER_OP if _alone(s)]
 
 
-def _group(specs, seed):
-    """``(f, args, per-spec args)``: the sum of the specs' objectives (each of its own
-    arguments, so each spec's gradient is its own) at their points of ``seed``."""
+def _group(specs):
+    """``(f, args, objectives, cuts)``: the sum of the specs' objectives (each of its own
+    arguments ``args[cuts[i]:cuts[i + 1]]``, so each spec's gradient is its own) and their
+    points."""
     objectives, points = [], []
     for spec in specs:
         rng = np.random.default_rng(0)
-        points.append(_point(spec, rng if seed == 0 else np.random.default_rng(seed)))
+        points.append(_point(spec, rng))
         objectives.append(_objective(spec, rng))
     cuts = np.cumsum([0] + [len(p) for p in points])
 
@@ -56,7 +57,7 @@ def _group(specs, seed):
 def test_compiled_replay_equals_interpreter(specs):
     """The compiled kernel against the interpreter at two new points, GROUP specs to a
     tape (their gradients are separate arguments')."""
-    f, args, objectives, cuts = _group(specs, 0)
+    f, args, objectives, cuts = _group(specs)
     nums = tuple(range(len(args)))
     interp = jittape.record(f, *args, argnums=nums)
     if interp.out_id < 0:
@@ -68,7 +69,7 @@ def test_compiled_replay_equals_interpreter(specs):
     compiled = jittape.record(f, *args, argnums=nums).compile()
     assert compiled.compiled and not interp.compiled
     for seed in (1, 2):
-        new = _group(specs, seed)[1]
+        new = sum((_point(s, np.random.default_rng(seed)) for s in specs), ())
         try:
             v1, g1 = interp.value_and_gradient(*new)
         except GuardFailure:
@@ -493,13 +494,14 @@ def test_a_tape_whose_compile_raises_stays_interpreted_with_a_notice(monkeypatch
     assert "(RuntimeError: planted); it stays interpreted" in capfd.readouterr().err
 
 
-def test_linalg_kernels_are_shared_not_copied():
+def test_linalg_kernels_are_shared_not_copied(tmp_path, monkeypatch):
     """The kernels of the ops that call LAPACK come from one cached module
     (jittape.compiler.shared), called with int64 offsets: one machine code for every call
     site of every kernel; a kernel module generated for other helpers (another jittape
     version) is refused. Other structured ops keep their own copies."""
     import sys
     from jittape.compiler import shared
+    monkeypatch.setenv("JITTAPE_CACHE_DIR", str(tmp_path))  # kernels compiled, not loaded
     fs = [lambda x: np.sum(np.linalg.eigh(x.reshape(3, 3) + x.reshape(3, 3).T)[0] ** 3),
           lambda x: np.sin(x[0]) * np.sum(np.linalg.eigh(x.reshape(3, 3) @ x.reshape(3, 3).T)[0])]
     x = np.linspace(0.1, 0.9, 9)

@@ -17,12 +17,14 @@ from jittape.sweeps import compile_process, disk_cache, numpy_tier, opsets, tier
 
 
 @pytest.fixture
-def held(monkeypatch):
-    """A gate that holds every compile in the compile process until the test opens it."""
+def fresh(monkeypatch):
+    """A Sweeps object whose machine code counts as not ready (in this process or in the
+    cache), and a gate that holds its compile in the compile process until the test opens
+    it."""
     gate = threading.Event()
     real_submit = compile_process.submit
 
-    def submit(job, low=False):
+    def held(job, low=False):
         out = Future()
 
         def relay():
@@ -32,28 +34,21 @@ def held(monkeypatch):
             out.set_exception(error) if error else out.set_result(done.result())
         threading.Thread(target=relay, daemon=True).start()
         return out
-    monkeypatch.setattr(compile_process, "submit", submit)
+    monkeypatch.setattr(compile_process, "submit", held)
+    monkeypatch.setattr(opsets.Sweeps, "_ready", lambda self, what: False)
     monkeypatch.setattr(disk_cache, "compiling_elsewhere", lambda path, what: None)  # (the
     # other test process may be compiling the same module: the gate must hold this one)
     monkeypatch.setattr(tiers, "_enabled", [True])
     monkeypatch.setattr(compile_process, "cores", lambda: 2)
-    yield gate
-    gate.set()
-    tiers.wait_compiled()
-
-
-@pytest.fixture
-def fresh(monkeypatch, held):
-    """A Sweeps object whose machine code counts as not ready (in this process or in the
-    cache), and the gate of :func:`held`."""
-    monkeypatch.setattr(opsets.Sweeps, "_ready", lambda self, what: False)
 
     def make(tape):
         t = tape.arrays
         s = opsets.Sweeps(opsets.with_leaves(t.op.tolist()))
         t.sweeps = s
         return s
-    yield make, held
+    yield make, gate
+    gate.set()
+    tiers.wait_compiled()
 
 
 def test_small_tape_runs_interpreted_until_the_machine_code_is_ready(fresh):

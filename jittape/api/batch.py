@@ -67,16 +67,15 @@ def _compiled(tape):
     pending = tape._pending_kernel
     if tape._kernel is None and pending is not None and pending[0].done():
         tape._finish()
-    elif tape._kernel is None and pending is None:
-        if tape.auto_compile == "auto" and tiers.in_process():
-            if not tape._tried and tape._claim():
-                tape._tried = True
-                tape._tier_up(False)  # loads a cached kernel at once, else submits it
-        elif not tape._tried:
+    elif tape._kernel is None and pending is None and not tape._tried:
+        if tape.auto_compile != "auto" or not tiers.in_process():
             try:
                 tape.compile()
             except ValueError:
                 return None
+        elif tape._claim():
+            tape._tried = True
+            tape._tier_up(False)  # loads a cached kernel at once, else submits it
     kernel = tape._kernel
     if kernel is None:
         return None
@@ -102,6 +101,10 @@ def run(tape, xs, want_grad, threads=1):
     return values, (grads if want_grad else None)
 
 
+#: Interpreted rows between two looks at the kernel's compile (:func:`run_rows`)
+ROWS_BETWEEN_LOOKS = 64
+
+
 def run_rows(tape, m, X, want_grad, threads=1):
     """``(values, gradients, bad)`` at the rows of ``X`` (:func:`stacked`); ``bad[p]`` is the
     failed guard's record at row ``p`` or -1 (rows where it failed hold garbage). Rows run
@@ -116,17 +119,11 @@ def run_rows(tape, m, X, want_grad, threads=1):
         _interpreted(tape, X[lo:hi], want_grad, values[lo:hi], grads[lo:hi] if want_grad
                      else grads, bad[lo:hi])
         lo = hi
-        pending = tape._pending_kernel  # (the interpreted rows may have loaded the kernel)
-        if kernel_ok and (tape._kernel is not None or pending is not None and pending[0].done()):
-            compiled = _compiled(tape)
+        compiled = _compiled(tape) if kernel_ok else None  # (or the rows loaded it)
     if lo < m:
         _native(compiled, X[lo:], want_grad, values[lo:], grads[lo:] if want_grad else grads,
                 bad[lo:], threads)
     return values, grads, bad
-
-
-#: Interpreted rows between two looks at the kernel's compile (:func:`run_rows`)
-ROWS_BETWEEN_LOOKS = 64
 
 
 def _native(compiled, X, want_grad, values, grads, bad, threads):

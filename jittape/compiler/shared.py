@@ -24,7 +24,6 @@ from ..sweeps.codegen import HEADER, rule_roots
 from ..sweeps.helper_source import helper_names, helper_source
 
 PREFIX = "jittape_kernel_helpers"
-_digest = []  # the digest of source(True), computed once
 
 
 def roots(ops):
@@ -54,10 +53,9 @@ def source(cache=True):
                                      cache=cache))
 
 
+@functools.lru_cache(maxsize=None)
 def digest():
-    if not _digest:
-        _digest.append(disk_cache.digest(source(True)))
-    return _digest[0]
+    return disk_cache.digest(source(True))
 
 
 def import_lines(ops):
