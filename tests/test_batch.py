@@ -22,7 +22,6 @@ def two(a, x):
 def test_batch_equals_point_by_point(threads):
     X = RNG.standard_normal((37, 6))
     t = jittape.record(rosen, X[0])
-    t.auto_compile = True  # the kernel now, not in the compile process (test_tiers.py)
     values, grads = t.value_and_gradient(X, batch=True, threads=threads)
     assert values.shape == (37,) and grads.shape == (37, 6)
     for p in range(37):
@@ -137,7 +136,6 @@ def test_a_batched_jvp_of_a_scalar_output_is_one_native_reverse_sweep(monkeypatc
     A, X = RNG.standard_normal(7), RNG.standard_normal((7, 4))
     dA, dX = RNG.standard_normal(7), RNG.standard_normal((7, 4))
     t = jittape.record(two, A[0], X[0], argnums=(0, 1))
-    t.auto_compile = True  # the kernel now, not in the compile process (test_tiers.py)
     monkeypatch.setattr(batch, "pointwise", None)  # (called: a TypeError)
     values, jv = t.jvp(A, X, tangents=(dA, dX), batch=True, threads=2)
     for p in range(7):

@@ -145,43 +145,6 @@ def test_a_taped_function_records_again_while_its_forward_sweep_compiles(fresh, 
     assert tf.stats.recordings == 1
 
 
-def test_a_batch_runs_its_rows_interpreted_until_its_kernel_compiles(monkeypatch):
-    """A batch of a tape whose kernel is not in the cache answers at once, its rows by the
-    interpreter (ROWS_BETWEEN_LOOKS at a time), while the compile process compiles the
-    kernel; the rows after that compile is done run in one native call."""
-    from jittape.api import batch
-    compiled = Future()  # the compile process's job: done when the test says (the kernel
-    # then compiles here: no wait behind other tests' jobs in the real compile process)
-    monkeypatch.setattr(compile_process, "submit", lambda job, low=False: compiled)
-    monkeypatch.setattr(disk_cache, "compiling_elsewhere", lambda path, what: None)
-    monkeypatch.setattr(tiers, "_enabled", [True])
-    monkeypatch.setattr(compile_process, "cores", lambda: 2)
-    monkeypatch.setattr(disk_cache, "compiled_once", lambda module, name: False)
-    monkeypatch.setattr(batch, "ROWS_BETWEEN_LOOKS", 4)
-    f = lambda x: np.sum(np.cos(x) * x ** 2) + x[0] * x[3]  # noqa: E731
-    X = np.random.default_rng(3).standard_normal((10, 5))
-    want = [jittape.value_and_grad(f)(x) for x in X]
-    tape, rows = jittape.record(f, X[0]), []
-    interpreted = batch._interpreted
-
-    def counted(tape_, X_, *args):
-        rows.append(X_.shape[0])
-        interpreted(tape_, X_, *args)
-        if opening and not compiled.done():  # after the first rows of the second batch
-            compiled.set_result(None)
-    monkeypatch.setattr(batch, "_interpreted", counted)
-    for opening, chunks in ((False, [4, 4, 2]), (True, [4])):
-        rows.clear()
-        values, grads = tape.value_and_gradient(X, batch=True)
-        assert rows == chunks and tape.compiled == opening
-        for p, (v, g) in enumerate(want):
-            assert values[p] == pytest.approx(v, rel=1e-14)
-            np.testing.assert_allclose(grads[p], g, rtol=1e-13, atol=1e-15)
-    rows.clear()
-    tape.value_and_gradient(X, batch=True)
-    assert rows == []
-
-
 def test_interpreted_run_that_raises_is_undone_and_repeated_compiled(fresh):
     """CPython's math.exp overflows where Numba's gives inf: the replay still gives NumPy's
     inf (after waiting for the compile), and nothing of the failed run is left behind."""

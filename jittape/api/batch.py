@@ -9,10 +9,7 @@ releases the GIL, and each chunk has buffers of its own. This is how a Python li
 past a C++ tape's per-call rate: the per-call overhead is paid once per batch.
 
 A tape the compiler refuses (regions, a non-scalar output, too long) is replayed point by
-point with the interpreter instead: the same results, without the batch's speed. So are the
-rows of a batch that would otherwise wait for the kernel's cold compile: it compiles in the
-compile process meanwhile (:mod:`jittape.sweeps.tiers`), and the rows after it is done run
-natively.
+point with the interpreter instead: the same results, without the batch's speed.
 """
 
 import sys
@@ -22,7 +19,6 @@ import numpy as np
 
 from .._base.errors import GuardFailure
 from .._base.values import real_float64
-from ..sweeps import tiers
 
 
 def stacked(tape, xs):
@@ -58,27 +54,14 @@ def stacked(tape, xs):
 
 
 def _compiled(tape):
-    """``(tape_batch, val0, nadj, pool)`` of the tape's compiled kernel, or None: the
-    compiler refuses the tape, or its kernel is not in the cache and compiles in the compile
-    process (started here: a batch never waits for a cold compile where one runs in the
-    background, as replays do not; :meth:`jittape.api.fastpath.FastReplay._tier_up`).
-    Without the compile process (one core, background compiles off) or with
-    ``auto_compile=True``, the kernel compiles here and now."""
-    pending = tape._pending_kernel
-    if tape._kernel is None and pending is not None and pending[0].done():
-        tape._finish()
-    elif tape._kernel is None and pending is None and not tape._tried:
-        if tape.auto_compile != "auto" or not tiers.in_process():
-            try:
-                tape.compile()
-            except ValueError:
-                return None
-        elif tape._claim():
-            tape._tried = True
-            tape._tier_up(False)  # loads a cached kernel at once, else submits it
+    """``(tape_batch, val0, nadj, pool)`` of the tape's compiled kernel (compiled now if it
+    was not yet), or None if the compiler refuses the tape."""
+    if tape._kernel is None:
+        try:
+            tape.compile()
+        except ValueError:
+            return None
     kernel = tape._kernel
-    if kernel is None:
-        return None
     module = sys.modules[kernel[0].py_func.__module__]
     return module.tape_batch, kernel[1], kernel[3], kernel[2]
 
@@ -101,47 +84,29 @@ def run(tape, xs, want_grad, threads=1):
     return values, (grads if want_grad else None)
 
 
-#: Interpreted rows between two looks at the kernel's compile (:func:`run_rows`)
-ROWS_BETWEEN_LOOKS = 64
-
-
 def run_rows(tape, m, X, want_grad, threads=1):
     """``(values, gradients, bad)`` at the rows of ``X`` (:func:`stacked`); ``bad[p]`` is the
-    failed guard's record at row ``p`` or -1 (rows where it failed hold garbage). Rows run
-    interpreted, :data:`ROWS_BETWEEN_LOOKS` at a time, until the kernel's compile in the
-    compile process is done; the rest in one native call."""
+    failed guard's record at row ``p`` or -1 (rows where it failed hold garbage)."""
     values, bad = np.empty(m), np.full(m, -1, dtype=np.int64)
     grads = np.empty((m, X.shape[1])) if want_grad else np.empty((0, 0))
-    kernel_ok = tape.out_shape == () and tape.out_id >= 0
-    lo, compiled = 0, _compiled(tape) if kernel_ok else None
-    while compiled is None and lo < m:
-        hi = min(m, lo + ROWS_BETWEEN_LOOKS)
-        _interpreted(tape, X[lo:hi], want_grad, values[lo:hi], grads[lo:hi] if want_grad
-                     else grads, bad[lo:hi])
-        lo = hi
-        compiled = _compiled(tape) if kernel_ok else None  # (or the rows loaded it)
-    if lo < m:
-        _native(compiled, X[lo:], want_grad, values[lo:], grads[lo:] if want_grad else grads,
-                bad[lo:], threads)
-    return values, grads, bad
-
-
-def _native(compiled, X, want_grad, values, grads, bad, threads):
-    """The rows of ``X`` by the compiled ``tape_batch``, in ``threads`` chunks at once."""
-    fn, val0, nadj, pool = compiled
-    m = X.shape[0]
-    k = max(1, min(int(threads or 1), m))
-    bounds = np.linspace(0, m, k + 1).astype(int)
-
-    def chunk(c):
-        lo, hi = bounds[c], bounds[c + 1]
-        g = grads[lo:hi] if want_grad else grads
-        fn(val0, nadj, pool, X[lo:hi], want_grad, values[lo:hi], g, bad[lo:hi])
-    if k == 1:
-        chunk(0)
+    compiled = _compiled(tape) if tape.out_shape == () and tape.out_id >= 0 else None
+    if compiled is None:
+        _interpreted(tape, X, want_grad, values, grads, bad)
     else:
-        with ThreadPoolExecutor(k) as pool_:
-            list(pool_.map(chunk, range(k)))
+        fn, val0, nadj, pool = compiled
+        k = max(1, min(int(threads or 1), m))
+        bounds = np.linspace(0, m, k + 1).astype(int)
+
+        def chunk(c):
+            lo, hi = bounds[c], bounds[c + 1]
+            g = grads[lo:hi] if want_grad else grads
+            fn(val0, nadj, pool, X[lo:hi], want_grad, values[lo:hi], g, bad[lo:hi])
+        if k == 1:
+            chunk(0)
+        else:
+            with ThreadPoolExecutor(k) as pool_:
+                list(pool_.map(chunk, range(k)))
+    return values, grads, bad
 
 
 def _interpreted(tape, X, want_grad, values, grads, bad):

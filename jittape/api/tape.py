@@ -164,11 +164,9 @@ class Tape(FastReplay):
         With ``batch=True`` each argument is a stack of ``m`` points on a leading axis
         (shape ``(m,) + its recorded shape``), and the result is ``(values (m,),
         gradients)``, each gradient stacked likewise: the compiled kernel runs over all the
-        points in one native call, split over ``threads`` threads that run at once (the
-        kernel releases the GIL). A kernel not in the cache compiles in the compile
-        process meanwhile, the points replaying one by one until it is done (without that
-        process, or with ``auto_compile=True``: compiled first, here). A tape the compiler
-        refuses replays point by point. Raises :class:`GuardFailure` naming the
+        points in one native call (compiling the tape first if it is not), split over
+        ``threads`` threads that run at once (the kernel releases the GIL). A tape the
+        compiler refuses replays point by point. Raises :class:`GuardFailure` naming the
         first point where a guard fails (:mod:`jittape.api.batch`)."""
         if len(xs) == 1 and _val is None and not batch:  # one float64 array: calls fewer
             x = xs[0]
