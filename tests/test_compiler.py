@@ -196,6 +196,45 @@ def test_a_nan_value_is_no_guard_failure_and_a_failed_guard_is():
             tape.value_and_gradient(np.array([1.0, -2.0, 3.0]))
 
 
+def _guarded_sum(x):
+    return np.sum(x * x) if x[0] > 0 else np.sum(x)
+
+
+def test_the_compiled_replay_of_one_vector_is_one_closure_for_its_own_thread():
+    """After its first compiled replays the tape answers one float64 vector through a closure
+    (``kernel_call.plain_call``) of the thread that made it: the same values and gradients
+    as the interpreter, a guard still fails, and every other input or thread takes the
+    general path (which checks it)."""
+    import pickle
+    import threading
+    x = np.array([0.5, 2.0, -3.0])
+    tape = jittape.record(_guarded_sum, x).compile()
+    ref = jittape.record(_guarded_sum, x)
+    ref.auto_compile = False
+    assert tape._plain is None
+    tape.gradient(x)  # (the first replay prepares the fast path, the second makes it)
+    tape.gradient(x)
+    assert tape._plain is not None
+    y = np.array([1.5, -1.0, 4.0])
+    assert tape.value(y) == ref.value(y) == 1.5 ** 2 + 1 + 16
+    np.testing.assert_array_equal(tape.gradient(y), 2 * y)
+    v, g = tape.value_and_gradient(y)
+    assert v == ref.value(y) and g is not tape.gradient(y)  # a new array per call
+    with pytest.raises(GuardFailure):
+        tape.gradient(-y)
+    for z in (y.astype(np.float32), y.tolist(), np.repeat(y, 2)[::2]):  # (strided)
+        np.testing.assert_array_equal(tape.gradient(z), 2 * y)
+    with pytest.raises(ValueError, match="shape"):
+        tape.gradient(np.ones(4))
+    out = []
+    th = threading.Thread(target=lambda: out.append(tape.value_and_gradient(y)))
+    th.start()
+    th.join()
+    assert out[0][0] == v and np.array_equal(out[0][1], 2 * y)
+    again = pickle.loads(pickle.dumps(tape))
+    assert again._plain is None and again.value(y) == v
+
+
 def test_taped_compiles_once_replays_have_cost_more_than_compiling(compiles):
     tf = jittape.taped(rosen)
     x = np.linspace(-1, 1, 30)
@@ -467,6 +506,45 @@ def test_a_broadcast_scalar_fused_into_a_loop_compiles():
         v, g = compiled.value_and_gradient(y)
         assert v == pytest.approx(f(y), rel=1e-13)
         np.testing.assert_allclose(g, jittape.grad(f)(y), rtol=1e-13)
+
+
+def _moves(x, s):
+    """Concatenations of every block layout: a row of two parts (cmpad ode's
+    ``concatenate([x[:1], x[1:] * y[:-1]])``), rows side by side with a constant part,
+    a stack of scalars, a stack of columns, and one of more parts than MAX_BLOCKS."""
+    a = np.concatenate([x[:1], x[1:] * x[:-1]])
+    m = x[:6].reshape(2, 3)
+    b = np.concatenate([m, np.ones((2, 2)), np.sin(m)], axis=1)
+    c = np.stack([s * x[0], x[1] + s, x[2]])
+    d = np.stack([x[:4], np.cos(x[:4])], axis=1)
+    e = np.concatenate([x[i:i + 1] * (i + 1) for i in range(9)])
+    return np.sum(a * a[::-1]) + np.sum(b ** 2 * np.arange(16).reshape(2, 8)) + np.prod(c) \
+        + np.sum(d[:, 0] * d[:, 1] + d[:, 1]) + np.sum(np.tanh(e))
+
+
+def test_concatenations_compile_to_literal_copies_bit_identical(monkeypatch):
+    """A record that only moves elements (``copies`` in its entry) compiles to loops of
+    literal bounds, its reverse their transpose: the same values and gradients as the
+    kernel that calls the op's kernel instead (bit for bit: the same additions in the same
+    order), the gradient the finite differences'; a concatenation of more than MAX_BLOCKS
+    parts keeps the op's kernel."""
+    from jittape.compiler import copies
+    x, s = np.linspace(0.2, 1.1, 9), 0.7
+    tape = jittape.record(_moves, x, s, argnums=(0, 1))
+    src = kernel_source(tape)
+    assert src.count("concat_forward(") == 1 and src.count("concat_reverse(") == 1
+    assert copies.MAX_BLOCKS < 9 and "for r in range(2):" in src
+    tape.compile()
+    monkeypatch.setattr(copies, "MAX_BLOCKS", 0)
+    calls = jittape.record(_moves, x, s, argnums=(0, 1))
+    assert kernel_source(calls).count("concat_forward(") == 5
+    calls.compile()
+    for y, t in ((x, s), (x[::-1] * 1.3, -0.4)):
+        v, (gx, gs) = tape.value_and_gradient(y, t)
+        rv, (rgx, rgs) = calls.value_and_gradient(y, t)
+        assert v == rv and gs == rgs and np.array_equal(gx, rgx)
+        assert v == pytest.approx(_moves(y, t), rel=1e-14)
+    check_gradient(_moves, lambda y, t: tape.gradient(y, t), (x, s), argnums=(0, 1))
 
 
 @pytest.mark.parametrize("where", ["estimate", "compile"])

@@ -24,14 +24,13 @@ import time
 import numpy as np
 
 from ..sweeps import disk_cache, regions, tiers
+from .kernel_call import F64, entry_point, guard_failure, kernel_result, plain_call
 from .recording import like_input
 from ..compiler.kernel import CACHED_SECONDS, compile_seconds
-from .._base.errors import GuardFailure
 from .._base.values import real_float64
 from ..optable.table import codes
 from ..sweeps.opsets import for_tape
 
-F64 = np.dtype(np.float64)
 #: Compiled replays timed against the interpreter's before a tape keeps the faster tier.
 TRIAL = 8
 #: Seconds of interpreted replays after which a tape's kernel compiles in the compile
@@ -45,12 +44,6 @@ _SKIP_ZEROING = 4096
 _FRESH_SLOTS = 512
 
 
-def guard_failure(record):
-    return GuardFailure(
-        f"guard at record {record} failed: the control flow recorded at the original point "
-        f"differs at the new inputs; record the function again there.", record)
-
-
 class _Work(threading.local):
     """One tape's replay buffers in one thread, made by the thread's first replay and reused
     by its later ones, so that a replay copies and zeroes only what it writes (the tape's
@@ -61,31 +54,6 @@ class _Work(threading.local):
     val = adj = None
     run = None  # the interpreted replay over val and adj (FastReplay._interpreter)
     krun = None  # the compiled kernel's (FastReplay._kernel_run)
-
-
-def _entry_point(dispatcher):
-    """The machine code of ``dispatcher``'s one signature, callable without the dispatcher's
-    argument typing (a fifth of a small tape's call). Replays pass exactly its types:
-    float64 buffers and pool made by the compiler, ``xin`` float64, 1-D and C-contiguous
-    (:meth:`FastReplay._replay`); the dispatcher itself if it has other signatures."""
-    sigs = dispatcher.signatures
-    entry = getattr(dispatcher.overloads.get(sigs[0]), "entry_point", None) if sigs else None
-    return entry if entry is not None and len(sigs) == 1 else dispatcher
-
-
-_NO_GRAD = np.empty(0)  # the kernel's gx when no gradient is wanted (never written)
-
-
-def _kernel_result(krun, xin, want_grad):
-    """``(failed guard or -1, value, input adjoints or None)`` of the bound kernel ``krun``
-    (:meth:`FastReplay._kernel_run`): the kernel fills a gradient array it is given and
-    returns the value, nan with the guard's id in its adjoint buffer's last slot if one
-    failed (:func:`jittape.compiler.kernel.compile_tape`)."""
-    g = np.empty(xin.shape[0]) if want_grad else _NO_GRAD
-    value = krun(xin, g)
-    if value != value and krun.args[1][-1] >= 0.0:
-        return int(krun.args[1][-1]), 0.0, None
-    return -1, value, (g if want_grad else None)
 
 
 def _spans_to_zero(t):
@@ -125,10 +93,12 @@ class FastReplay:
     _cost = None  # estimated compile seconds, computed once the tape has cost the minimum
     _trial = None  # [fastest value-only, fastest gradient, calls] of a kernel on trial
     lost_trial = None  # (kernel, interpreter) fastest replays, if the interpreter won
+    # the compiled replay of one float64 vector in the thread that made it (plain_call), set
+    # by the first such replay once the kernel is off trial, dropped with the work buffers
+    _plain = None
 
-    _TRANSIENT = ("_work", "_val0_owner", "_kernel", "_trial", "_generated", "_optimized",
-                  "_pending_kernel", "_replay_ready",
-                  "_tier_claim")
+    _TRANSIENT = ("_work", "_plain", "_val0_owner", "_kernel", "_trial", "_generated",
+                  "_optimized", "_pending_kernel", "_replay_ready", "_tier_claim")
     _TIERING = ("_timed", "_spent", "_best", "_tried", "_cost", "lost_trial")
 
     def __getstate__(self):
@@ -175,8 +145,9 @@ class FastReplay:
         disk_cache.FirstCall(module, "tape_kernel", f"a compiled tape of {self.n_records} "
                              f"records")(kernel[1].copy(), np.empty(kernel[3]), kernel[2], x0,
                                          np.empty(x0.shape[0]))
-        kernel = kernel[:4] + (_entry_point(kernel[0]),)
+        kernel = kernel[:4] + (entry_point(kernel[0]),)
         self.__dict__.pop("_work", None)  # buffers of another kernel's layout
+        self.__dict__.pop("_plain", None)
         self._trial = [math.inf, math.inf, 0] if trial else None
         self._kernel = kernel  # last: replays in other threads see it
 
@@ -249,14 +220,14 @@ class FastReplay:
     def _kernel_run(self, kernel):
         """This thread's replay of ``kernel``: ``run(xin, gx) -> value`` over its work
         buffers (the first thread takes ``val0`` itself, others a copy: constant slots are
-        never written), ``xin`` float64, 1-D and C-contiguous (:func:`_entry_point`);
-        :func:`_kernel_result` calls it."""
+        never written), ``xin`` float64, 1-D and C-contiguous (:func:`~jittape.api.kernel_call.entry_point`);
+        :func:`~jittape.api.kernel_call.kernel_result` calls it."""
         work = self._buffers()
         if work.krun is None:  # (compile() drops the runs of an earlier kernel)
             owner = self.__dict__.setdefault("_val0_owner", threading.get_ident())
             val = kernel[1] if owner == threading.get_ident() else kernel[1].copy()
             adj = np.empty(kernel[3])
-            adj[-1] = -1.0  # the failed guard's slot: none (_kernel_result)
+            adj[-1] = -1.0  # the failed guard's slot: none (kernel_result)
             work.krun = functools.partial(kernel[4], val, adj, kernel[2])
         return work.krun
 
@@ -327,7 +298,7 @@ class FastReplay:
         if work is not None:  # a kernel off trial, already bound in this thread: run it
             krun = work.krun
             if krun is not None and self._trial is None and xin.flags.c_contiguous:
-                return _kernel_result(krun, xin, want_grad)
+                return kernel_result(krun, xin, want_grad)
         kernel = self._kernel
         if kernel is None:
             pending = self._pending_kernel
@@ -341,7 +312,7 @@ class FastReplay:
         if not xin.flags.c_contiguous:
             xin = xin.copy()  # what the kernel's entry point takes
         if self._trial is None:
-            return _kernel_result(self._kernel_run(kernel), xin, want_grad)
+            return kernel_result(self._kernel_run(kernel), xin, want_grad)
         return self._timed_kernel(kernel, xin, want_grad)
 
     def _timed_interpret(self, xin, want_grad):
@@ -388,7 +359,7 @@ class FastReplay:
         """A compiled replay on trial against the interpreter (see :data:`TRIAL`)."""
         run = self._kernel_run(kernel)
         t0 = time.perf_counter()
-        out = _kernel_result(run, xin, want_grad)
+        out = kernel_result(run, xin, want_grad)
         dt = time.perf_counter() - t0
         trial = self._trial
         if trial is not None:  # (None: another thread ended the trial meanwhile)
@@ -407,6 +378,7 @@ class FastReplay:
             self.lost_trial = (tuple(trial[:2]), self._best)
             self._kernel = None
             self.__dict__.pop("_work", None)  # (its krun would still run the kernel)
+            self.__dict__.pop("_plain", None)
 
     # --- the fast path of scalar outputs ---
     def _prepare(self):
@@ -439,14 +411,12 @@ class FastReplay:
         """:meth:`_fast` for one float64 array of the recorded shape: the kernel's or the
         interpreter's gradient array goes back as it is."""
         work = self.__dict__.get("_work")
-        if work is not None and x.ndim == 1:  # _replay's first case and _kernel_result,
-            krun = work.krun  # inlined: 0.15 us of a compiled Rosenbrock n = 10's 0.9 us
-            if krun is not None and self._trial is None and x.flags.c_contiguous:
-                g = np.empty(x.shape[0]) if want_grad else _NO_GRAD
-                value = krun(x, g)
-                if value != value and krun.args[1][-1] >= 0.0:
-                    raise guard_failure(int(krun.args[1][-1]))
-                return value, (g if want_grad else None)
+        if work is not None and x.ndim == 1 and work.krun is not None and self._trial is None:
+            if self._plain is None:  # (the public replays call it first from now on)
+                self._plain = plain_call(work.krun, x.shape)
+            out = self._plain(x, want_grad)
+            if out is not None:
+                return out
         bad, value, g = self._replay(x if x.ndim == 1 else x.ravel(), want_grad)
         if bad >= 0:
             raise guard_failure(bad)

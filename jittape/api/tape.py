@@ -152,6 +152,10 @@ class Tape(FastReplay):
         if batch:
             from . import batch as B
             return B.run(self, xs, False, threads)[0]
+        if len(xs) == 1 and self._plain is not None:
+            out = self._plain(xs[0], False)
+            if out is not None:
+                return out[0]
         xs = xs if self.treedefs is None else self._flat(xs)
         if self.out_shape == () and self.out_id >= 0:
             return self._fast(xs, False)[0]
@@ -169,6 +173,11 @@ class Tape(FastReplay):
         compiler refuses replays point by point. Raises :class:`GuardFailure` naming the
         first point where a guard fails (:mod:`jittape.api.batch`)."""
         if len(xs) == 1 and _val is None and not batch:  # one float64 array: calls fewer
+            call = self._plain
+            if call is not None:
+                out = call(xs[0], True)
+                if out is not None:
+                    return out
             x = xs[0]
             if type(x) is np.ndarray and x.dtype is F64 and x.shape == self._plain_shape:
                 return self._fast_plain(x, True)
@@ -189,6 +198,11 @@ class Tape(FastReplay):
         if batch:
             return self.value_and_gradient(*xs, batch=True, threads=threads)[1]
         if len(xs) == 1:  # value_and_gradient's path for one float64 array, calls fewer
+            call = self._plain  # (the compiled kernel's, once it is off trial)
+            if call is not None:
+                out = call(xs[0], True)
+                if out is not None:
+                    return out[1]
             x = xs[0]
             if type(x) is np.ndarray and x.dtype is F64 and x.shape == self._plain_shape:
                 return self._fast_plain(x, True)[1]

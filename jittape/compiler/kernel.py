@@ -53,6 +53,7 @@ from .layout import ELEMENTWISE_KIND, Layout
 from .reroll_emit import Rerolling
 from .products import reverse_lines, row_biases
 from . import shared
+from .copies import copy_code
 from ..tape.optimize import optimize
 
 
@@ -228,9 +229,15 @@ class _Gen(Layout, Rerolling):
             self.F(f"if {op.forward.__name__}(val, {args}):")
             self._failed(name)
             return
-        self.F(f"{op.forward.__name__}(val, {args})")
-        rev = []
-        if op.reverse is not None:
+        moved = copy_code(self, op, o, k) if op.copies is not None else None
+        if moved is not None:
+            for d, line in moved[0]:
+                self.F(line, d)
+            rev = list(moved[1])
+        else:
+            self.F(f"{op.forward.__name__}(val, {args})")
+            rev = []
+        if op.reverse is not None and moved is None:
             bias = self.biases.get(i)
             ca = a < 0 or int(t.op[a]) == codes.CONST or bias is not None
             cb = b < 0 or int(t.op[b]) == codes.CONST

@@ -114,6 +114,18 @@ def concat_forward(val, o, n, ia, ib, k, c, pool, off):
         at += w
 
 
+def concat_copies(pool, k):
+    """The blocks a concatenation moves (its entry's ``copies``): ``(record, at, width,
+    rows, stride)`` per part, ``z[at + r * stride + j] = part[r * width + j]``."""
+    nparts, outer, total = int(pool[k]), int(pool[k + 1]), int(concat_width(pool, k))
+    blocks, at = [], 0
+    for q in range(nparts):
+        w = int(pool[k + 3 + 2 * q])
+        blocks.append((int(pool[k + 2 + 2 * q]), at, w, outer, total))
+        at += w
+    return blocks
+
+
 def concat_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
     concat_forward(dot, o, n, ia, ib, k, c, pool, off)
 
@@ -403,7 +415,8 @@ INDEXING_OPS = [
                pattern=P.gather_pattern, vjp=gather_vjp),
     structured("concat", [np.concatenate, np.stack], "each part's xbar += its block of zbar",
                concat_forward, concat_tangent, concat_reverse, arity=-1, check=concat_check,
-               second="linear", pattern=P.concat_pattern, vjp=concat_vjp),
+               second="linear", pattern=P.concat_pattern, vjp=concat_vjp,
+               copies=concat_copies),
 ]
 
 REDUCTION_OPS = [

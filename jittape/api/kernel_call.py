@@ -1,0 +1,67 @@
+"""Calling a tape's compiled kernel from Python: its entry point, its result, and the one
+closure that a compiled replay of the common case (one float64 vector) goes through.
+
+A small compiled gradient (cmpad's det, Lennard-Jones with 13 atoms) costs less native time
+than the Python around it, so this path is written for the per-call cost: what a call
+checks is read from closure cells, not looked up on the tape (``benchmarks/
+bench_overhead.py`` measures it).
+"""
+
+import threading
+
+import numpy as np
+
+from .._base.errors import GuardFailure
+
+F64 = np.dtype(np.float64)
+_NO_GRAD = np.empty(0)  # the kernel's gx when no gradient is wanted (never written)
+
+
+def guard_failure(record):
+    return GuardFailure(
+        f"guard at record {record} failed: the control flow recorded at the original point "
+        f"differs at the new inputs; record the function again there.", record)
+
+
+def entry_point(dispatcher):
+    """The machine code of ``dispatcher``'s one signature, callable without the dispatcher's
+    argument typing (a fifth of a small tape's call). Replays pass exactly its types:
+    float64 buffers and pool made by the compiler, ``xin`` float64, 1-D and C-contiguous
+    (:meth:`FastReplay._replay`); the dispatcher itself if it has other signatures."""
+    sigs = dispatcher.signatures
+    entry = getattr(dispatcher.overloads.get(sigs[0]), "entry_point", None) if sigs else None
+    return entry if entry is not None and len(sigs) == 1 else dispatcher
+
+
+def kernel_result(krun, xin, want_grad):
+    """``(failed guard or -1, value, input adjoints or None)`` of the bound kernel ``krun``
+    (:meth:`FastReplay._kernel_run`): the kernel fills a gradient array it is given and
+    returns the value, nan with the guard's id in its adjoint buffer's last slot if one
+    failed (:func:`jittape.compiler.kernel.compile_tape`)."""
+    g = np.empty(xin.shape[0]) if want_grad else _NO_GRAD
+    value = krun(xin, g)
+    if value != value and krun.args[1][-1] >= 0.0:
+        return int(krun.args[1][-1]), 0.0, None
+    return -1, value, (g if want_grad else None)
+
+
+def plain_call(krun, shape):
+    """``call(x, want_grad) -> (value, gradient or None)``: the bound kernel ``krun`` run
+    at ``x``, an ndarray of float64 of the 1-D ``shape`` (C-contiguous), in the thread that
+    made the call (``krun``'s buffers are that thread's); ``None`` for any other ``x`` or
+    thread, which the caller then takes through its general path. The gradient is a new
+    array of ``shape``. Raises :class:`GuardFailure` when a guard of the tape fails."""
+    entry, (val, adj, pool) = krun.func, krun.args
+    n, owner = shape[0], threading.get_ident()
+    empty, ndarray, ident = np.empty, np.ndarray, threading.get_ident
+
+    def call(x, want_grad):
+        if (type(x) is not ndarray or x.dtype is not F64 or x.shape != shape
+                or not x.flags.c_contiguous or ident() != owner):
+            return None
+        g = empty(n) if want_grad else _NO_GRAD
+        value = entry(val, adj, pool, x, g)
+        if value != value and adj[-1] >= 0.0:
+            raise guard_failure(int(adj[-1]))
+        return value, (g if want_grad else None)
+    return call
