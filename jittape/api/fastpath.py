@@ -410,10 +410,12 @@ class FastReplay:
     def _fast_plain(self, x, want_grad):
         """:meth:`_fast` for one float64 array of the recorded shape: the kernel's or the
         interpreter's gradient array goes back as it is."""
-        work = self.__dict__.get("_work")
-        if work is not None and x.ndim == 1 and work.krun is not None and self._trial is None:
+        work, kernel = self.__dict__.get("_work"), self._kernel
+        if (work is not None and x.ndim == 1 and work.krun is not None and kernel is not None
+                and self._trial is None):
             if self._plain is None:  # (the public replays call it first from now on)
-                self._plain = plain_call(work.krun, x.shape)
+                holds = not kernel[0].targetoptions.get("nogil", True)
+                self._plain = plain_call(work.krun, x.shape, holds)
             out = self._plain(x, want_grad)
             if out is not None:
                 return out

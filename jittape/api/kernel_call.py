@@ -45,23 +45,25 @@ def kernel_result(krun, xin, want_grad):
     return -1, value, (g if want_grad else None)
 
 
-def plain_call(krun, shape):
+def plain_call(krun, shape, holds_gil):
     """``call(x, want_grad) -> (value, gradient or None)``: the bound kernel ``krun`` run
-    at ``x``, an ndarray of float64 of the 1-D ``shape`` (C-contiguous), in the thread that
-    made the call (``krun``'s buffers are that thread's); ``None`` for any other ``x`` or
-    thread, which the caller then takes through its general path. The gradient is a new
-    array of ``shape``. Raises :class:`GuardFailure` when a guard of the tape fails."""
+    at ``x``, an ndarray of float64 of the 1-D ``shape`` (C-contiguous); ``None`` for any
+    other ``x``, for a nan value (a failed guard or the function's own nan) and, unless the
+    kernel ``holds_gil`` (callers then take turns on its buffers), in a thread other than
+    the one that made it (``krun``'s buffers are that thread's): the caller then takes its
+    general path, which checks the input and tells a failed guard from a nan. The gradient
+    is a new array of ``shape``."""
     entry, (val, adj, pool) = krun.func, krun.args
-    n, owner = shape[0], threading.get_ident()
+    n, owner = shape[0], None if holds_gil else threading.get_ident()
     empty, ndarray, ident = np.empty, np.ndarray, threading.get_ident
 
     def call(x, want_grad):
         if (type(x) is not ndarray or x.dtype is not F64 or x.shape != shape
-                or not x.flags.c_contiguous or ident() != owner):
+                or not x.flags.c_contiguous or (owner is not None and ident() != owner)):
             return None
         g = empty(n) if want_grad else _NO_GRAD
         value = entry(val, adj, pool, x, g)
-        if value != value and adj[-1] >= 0.0:
-            raise guard_failure(int(adj[-1]))
+        if value != value:
+            return None
         return value, (g if want_grad else None)
     return call

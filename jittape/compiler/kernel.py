@@ -64,6 +64,11 @@ _REGIONS = sorted(op.code for op in OPS if op.kind in ("region", "call"))
 MAX_STATEMENTS = 1500
 #: Tapes of more records are not compiled (the code generator is Python: ~10 us a record).
 MAX_RECORDS = 200_000
+#: Kernels of at most this many value and adjoint slots hold the GIL while they run (a call of
+#: a few us, of which releasing and taking back the GIL would cost 65 ns); their callers in
+#: several threads then take turns on one set of work buffers
+#: (:func:`jittape.api.kernel_call.plain_call`). Larger ones release it, so threads overlap.
+HOLD_GIL_SLOTS = 4096
 
 
 class _Gen(Layout, Rerolling):
@@ -248,6 +253,11 @@ class _Gen(Layout, Rerolling):
         self.R(pre + rev)
 
     @property
+    def nogil(self):
+        """Whether the kernel releases the GIL (see :data:`HOLD_GIL_SLOTS`)."""
+        return self.nbuf + self.bad_slot + 1 > HOLD_GIL_SLOTS
+
+    @property
     def bad_slot(self):
         """The adjoint buffer's last slot, behind the adjoints and the rerolled loops'
         scratch: the failed guard's id, or -1 (:func:`compile_tape`)."""
@@ -340,7 +350,7 @@ def compile_seconds(tape):
     if gen.n_statements > MAX_STATEMENTS:
         return math.inf
     tape._generated = (gen, body)  # what a compile of the tape, likely next, starts from
-    if disk_cache.compiled_before("jittape_tape", module_source(tape, body, True, gen.loop_source),
+    if disk_cache.compiled_before("jittape_tape", module_source(tape, gen, body, True),
                                 "tape_kernel"):
         return CACHED_SECONDS
     loops = body.count(" for ") + gen.loop_source.count(" for ")
@@ -402,9 +412,10 @@ def _rule_functions(ops):
     return "\n\n".join(out)
 
 
-def module_source(tape, body, cache=True, loops=""):
-    """The whole module of a compiled tape: the rules it names, the functions ``loops`` of
-    its rerolled bodies, then the kernel ``body``."""
+def module_source(tape, gen, body, cache=True):
+    """The whole module of a compiled tape: the rules it names, the functions of its
+    rerolled bodies (``gen.loop_source``), then the kernel ``body``, which releases the GIL
+    unless it is small (:data:`HOLD_GIL_SLOTS`)."""
     ops = [OPS[c] for c in sorted(set(optimized(tape)[0].op.tolist()))]
     rows = [op.row_reverse[1] for op in ops if op.row_reverse is not None and
             f"{op.row_reverse[1].__name__}(" in body]  # (products.py, where the kernel calls)
@@ -415,8 +426,8 @@ def module_source(tape, body, cache=True, loops=""):
              shared.import_lines(lapack), helper_source(local, inline=False),
              helper_source([r for op in ops if op.elementwise
                             for r in (op.value, *op.partials)], inline=False),
-             _rule_functions(ops), loops,
-             f'@njit(cache={cache}, nogil=True, error_model="numpy")\n' + body,
+             _rule_functions(ops), gen.loop_source,
+             f'@njit(cache={cache}, nogil={gen.nogil}, error_model="numpy")\n' + body,
              f'@njit(cache={cache}, nogil=True, error_model="numpy")\n' + BATCH]
     return "\n\n".join(p for p in parts if p)
 
@@ -467,7 +478,7 @@ def compile_tape(tape):
                          f"jittape.compiler.kernel.MAX_STATEMENTS = {MAX_STATEMENTS}: Numba would "
                          f"compile it for longer than the interpreter needs to replay it")
     module = disk_cache.load("jittape_tape",
-                           lambda cache: module_source(tape, body, cache, gen.loop_source))
+                           lambda cache: module_source(tape, gen, body, cache))
     t = optimized(tape)[0]
     offs = np.full(t.n_records, -1, dtype=np.int64)
     for i, b in gen.bo.items():
