@@ -54,7 +54,7 @@ def stacked(tape, xs):
 
 
 def _compiled(tape):
-    """``(tape_batch, val0, nadj, pool)`` of the tape's compiled kernel (compiled now if it
+    """``(tape_batch, buf0, slot)`` of the tape's compiled kernel (compiled now if it
     was not yet), or None if the compiler refuses the tape."""
     if tape._kernel is None:
         try:
@@ -63,7 +63,7 @@ def _compiled(tape):
             return None
     kernel = tape._kernel
     module = sys.modules[kernel[0].py_func.__module__]
-    return module.tape_batch, kernel[1], kernel[3], kernel[2]
+    return module.tape_batch, kernel[1], kernel[2]
 
 
 def run(tape, xs, want_grad, threads=1):
@@ -93,14 +93,14 @@ def run_rows(tape, m, X, want_grad, threads=1):
     if compiled is None:
         _interpreted(tape, X, want_grad, values, grads, bad)
     else:
-        fn, val0, nadj, pool = compiled
+        fn, buf0, slot = compiled
         k = max(1, min(int(threads or 1), m))
         bounds = np.linspace(0, m, k + 1).astype(int)
 
         def chunk(c):
             lo, hi = bounds[c], bounds[c + 1]
             g = grads[lo:hi] if want_grad else grads
-            fn(val0, nadj, pool, X[lo:hi], want_grad, values[lo:hi], g, bad[lo:hi])
+            fn(buf0, slot, X[lo:hi], want_grad, values[lo:hi], g, bad[lo:hi])
         if k == 1:
             chunk(0)
         else:

@@ -26,22 +26,22 @@ def guard_failure(record):
 def entry_point(dispatcher):
     """The machine code of ``dispatcher``'s one signature, callable without the dispatcher's
     argument typing (a fifth of a small tape's call). Replays pass exactly its types:
-    float64 buffers and pool made by the compiler, ``xin`` float64, 1-D and C-contiguous
+    the float64 work buffer made by the compiler, ``xin`` float64, 1-D and C-contiguous
     (:meth:`FastReplay._replay`); the dispatcher itself if it has other signatures."""
     sigs = dispatcher.signatures
     entry = getattr(dispatcher.overloads.get(sigs[0]), "entry_point", None) if sigs else None
     return entry if entry is not None and len(sigs) == 1 else dispatcher
 
 
-def kernel_result(krun, xin, want_grad):
+def kernel_result(krun, slot, xin, want_grad):
     """``(failed guard or -1, value, input adjoints or None)`` of the bound kernel ``krun``
     (:meth:`FastReplay._kernel_run`): the kernel fills a gradient array it is given and
-    returns the value, nan with the guard's id in its adjoint buffer's last slot if one
+    returns the value, nan with the guard's id in its work buffer's slot ``slot`` if one
     failed (:func:`jittape.compiler.kernel.compile_tape`)."""
     g = np.empty(xin.shape[0]) if want_grad else _NO_GRAD
     value = krun(xin, g)
-    if value != value and krun.args[1][-1] >= 0.0:
-        return int(krun.args[1][-1]), 0.0, None
+    if value != value and krun.args[0][slot] >= 0.0:
+        return int(krun.args[0][slot]), 0.0, None
     return -1, value, (g if want_grad else None)
 
 
@@ -53,7 +53,7 @@ def plain_call(krun, shape, holds_gil):
     the one that made it (``krun``'s buffers are that thread's): the caller then takes its
     general path, which checks the input and tells a failed guard from a nan. The gradient
     is a new array of ``shape``."""
-    entry, (val, adj, pool) = krun.func, krun.args
+    entry, (buf,) = krun.func, krun.args
     n, owner = shape[0], None if holds_gil else threading.get_ident()
     empty, ndarray, ident = np.empty, np.ndarray, threading.get_ident
 
@@ -62,7 +62,7 @@ def plain_call(krun, shape, holds_gil):
                 or not x.flags.c_contiguous or (owner is not None and ident() != owner)):
             return None
         g = empty(n) if want_grad else _NO_GRAD
-        value = entry(val, adj, pool, x, g)
+        value = entry(buf, x, g)
         if value != value:
             return None
         return value, (g if want_grad else None)

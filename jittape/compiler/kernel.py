@@ -126,9 +126,13 @@ class _Gen(Layout, Rerolling):
                     self._group(g)
                 continue
             self._record(i)
-        # val and adj are the calling thread's work buffers, reused across replays: the
-        # constants stay in val, every other slot is written before it is read
-        lines = ["def tape_kernel(val, adj, pool, xin, gx):", "    want_grad = gx.shape[0] > 0"]
+        # buf is the calling thread's work buffer, reused across replays: the values (the
+        # constants stay, every other slot is written before it is read), the adjoints, the
+        # pool's int64s. One array, not three: each array argument costs a call 28 ns.
+        nv, na = self.nbuf, self.bad_slot + 1
+        lines = ["def tape_kernel(buf, xin, gx):", "    want_grad = gx.shape[0] > 0",
+                 f"    val = buf[:{nv}]", f"    adj = buf[{nv}:{nv + na}]",
+                 f"    pool = buf[{nv + na}:].view(np.int64)"]
         if self.guarded:  # (the slot's -1 from the buffer's making lasts where none can fail)
             lines.append(f"    adj[{self.bad_slot}] = -1.0  # no guard failed (yet)")
         if self.segments:  # (the rerolled loops' scratch lies behind the adjoints)
@@ -435,14 +439,13 @@ def module_source(tape, gen, body, cache=True):
 #: The batched replay (:mod:`jittape.api.batch`): the kernel at each row of ``xs`` in one
 #: native call, with buffers of its own (so threads may run it on disjoint rows at once).
 #: Compiled on its first call only: a tape never batched pays nothing for it.
-BATCH = """def tape_batch(val0, nadj, pool, xs, want_grad, values, grads, bad):
-    val = val0.copy()
-    adj = np.empty(nadj)
-    adj[nadj - 1] = -1.0  # (no guard failed: kernels without guards never write it)
+BATCH = """def tape_batch(buf0, slot, xs, want_grad, values, grads, bad):
+    buf = buf0.copy()
+    buf[slot] = -1.0  # (no guard failed: kernels without guards never write it)
     none = np.empty(0)
     for p in range(xs.shape[0]):
-        v = tape_kernel(val, adj, pool, xs[p], grads[p] if want_grad else none)
-        bad[p] = int(adj[nadj - 1]) if v != v and adj[nadj - 1] >= 0.0 else -1
+        v = tape_kernel(buf, xs[p], grads[p] if want_grad else none)
+        bad[p] = int(buf[slot]) if v != v and buf[slot] >= 0.0 else -1
         values[p] = v
 """
 
@@ -450,21 +453,19 @@ BATCH = """def tape_batch(val0, nadj, pool, xs, want_grad, values, grads, bad):
 def compile_tape(tape):
     """Generate, write and import the compiled kernel of a scalar-output ``tape``.
 
-    Returns ``(kernel, val0, pool, nadj)``: ``kernel(val, adj, pool, xin, gx) -> value``
-    runs the forward sweep from the concatenated inputs ``xin`` (float64, C-contiguous) and,
-    if ``gx`` is not empty, the reverse sweep, writing the concatenated input adjoints into
+    Returns ``(kernel, buf0, slot, nval)``: ``kernel(buf, xin, gx) -> value`` runs the
+    forward sweep from the concatenated inputs ``xin`` (float64, C-contiguous) and, if
+    ``gx`` is not empty, the reverse sweep, writing the concatenated input adjoints into
     ``gx`` (float64, ``xin``'s size; its own buffer, unlike a returned array it is boxed by
-    nobody: a fifth of a small tape's call). A failed guard returns nan with its record id
-    in ``adj[nadj - 1]``, which is -1 otherwise (the caller sets it to -1 when it makes the
-    buffer: a kernel without guards never writes it). ``val0`` is the kernel's compact value
-    buffer (float64, constants in place): ``val`` is ``val0`` or a copy of it, reused by
-    later calls (the kernel writes every slot but the constants' before reading it), never
-    shared by concurrent calls. ``adj`` is a float64 work buffer of ``nadj`` elements,
-    likewise reusable: the adjoints (zeroed by the kernel; the constants' slots lie behind
-    them in ``val``), the scratch of rerolled loops (saved values, preaccumulated partials:
-    written before they are read), then the failed guard's slot. ``pool`` is the tape's
-    integer pool followed by the compact offsets of the records (what n-ary kernels read as
-    ``off``).
+    nobody: a fifth of a small tape's call). ``buf`` is ``buf0`` or a copy of it, a float64
+    work buffer reused by later calls, never by concurrent ones: the compact values
+    (``buf[:nval]``, constants in place; the kernel writes every other slot before reading
+    it), then the adjoints (zeroed by the kernel), the scratch of rerolled loops (saved
+    values, preaccumulated partials: written before they are read) and the failed guard's
+    slot ``buf[slot]``, then the tape's integer pool and the compact offsets of the records
+    as int64 bits (what n-ary kernels read as ``pool`` and ``off``). A failed guard returns
+    nan with its record id in ``buf[slot]``, which is -1 otherwise (``buf0`` holds -1; a
+    kernel without guards never writes it).
 
     Raises
     ------
@@ -478,10 +479,13 @@ def compile_tape(tape):
                          f"jittape.compiler.kernel.MAX_STATEMENTS = {MAX_STATEMENTS}: Numba would "
                          f"compile it for longer than the interpreter needs to replay it")
     module = disk_cache.load("jittape_tape",
-                           lambda cache: module_source(tape, gen, body, cache))
+                             lambda cache: module_source(tape, gen, body, cache))
     t = optimized(tape)[0]
     offs = np.full(t.n_records, -1, dtype=np.int64)
     for i, b in gen.bo.items():
         offs[i] = b
-    return (module.tape_kernel, gen.initial_values(),
-            np.concatenate([t.pool, offs, gen.table]), gen.bad_slot + 1)
+    adj = np.zeros(gen.bad_slot + 1)
+    adj[-1] = -1.0
+    pool = np.concatenate([t.pool, offs, gen.table]).astype(np.int64)
+    buf0 = np.concatenate([gen.initial_values(), adj, pool.view(np.float64)])
+    return module.tape_kernel, buf0, gen.nbuf + gen.bad_slot, gen.nbuf
