@@ -603,3 +603,31 @@ def test_isclose_and_allclose_are_numpys_comparisons_and_replay():
     xi = np.array([np.inf, -1.2, 2.0])
     np.testing.assert_array_equal(jittape.grad(lambda z: np.sum(np.isclose(z, b) * z))(xi),
                                   np.isclose(xi, b).astype(float))
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("fn", [np.sum, np.max, np.min])
+def test_reductions_over_leading_axes_are_numpys_bit_for_bit(fn, axis):
+    """A sum or extremum over axes that are not the last adds (or compares) whole rows in
+    memory order, as NumPy's reduction does: the recorded value, the interpreted replay's
+    and the compiled one's equal NumPy's exactly (a sum of -0.0s included)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((25, 7, 40)) * 10.0 ** rng.integers(-8, 8, (25, 7, 40))
+    x[:, 0, 0] = -0.0
+    x[3, 1, 2] = np.nan
+
+    def f(x):
+        return np.sum(np.sin(fn(x, axis=axis)) * np.arange(np.size(fn(x.real, axis=axis)))
+                      .reshape(np.shape(fn(x.real, axis=axis))))
+    with np.errstate(invalid="ignore"):
+        want = fn(x, axis=axis)
+        y = x * 1.5
+        assert np.array_equal(jittape.record(lambda x: fn(x, axis=axis), x).value(y),
+                              fn(y, axis=axis), equal_nan=True)
+        assert np.array_equal(jittape.record(lambda x: fn(x, axis=axis), x).value(x), want,
+                              equal_nan=True)
+        for compiled in (False, True):
+            tape = jittape.record(f, x)
+            if compiled:
+                tape.compile()
+            assert np.array_equal(tape.value(y), f(y), equal_nan=True)

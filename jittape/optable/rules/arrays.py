@@ -153,12 +153,23 @@ def guard_forward(val, o, n, ia, ib, k, c, pool, off):
 def sum_forward(val, o, n, ia, ib, k, c, pool, off):
     outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
     for r in range(outer):
+        if inner == 1 or m == 0:
+            for q in range(inner):
+                base = ia + r * m * inner + q
+                acc = 0.0  # empty sums are 0 (and a sum of -0.0s is 0.0, as NumPy's)
+                for t in range(m):
+                    acc += val[base + t * inner]
+                val[o + r * inner + q] = acc
+            continue
+        # x's rows added into z's row in memory order, the same additions in the same order
+        # for each element (GMM's sum over 25 components of 1,000: 8.9 -> 1.9 us)
+        z = o + r * inner
         for q in range(inner):
-            base = ia + r * m * inner + q
-            acc = 0.0  # empty sums are 0
-            for t in range(m):
-                acc += val[base + t * inner]
-            val[o + r * inner + q] = acc
+            val[z + q] = 0.0 + val[ia + r * m * inner + q]
+        for t in range(1, m):
+            base = ia + (r * m + t) * inner
+            for q in range(inner):
+                val[z + q] += val[base + q]
 
 
 def sum_tangent(val, dot, o, n, ia, ib, k, c, pool, off, ca, cb):
@@ -183,15 +194,16 @@ def sum_reverse(val, adj, o, n, ia, ib, k, c, pool, off, ca, cb):
 def extremum_forward(val, o, ia, k, pool, is_max):
     # NaN propagates, as np.max; empty axes are refused when recording
     outer, m, inner = pool[k], pool[k + 1], pool[k + 2]
-    for r in range(outer):
+    for r in range(outer):  # rows in memory order into z's row, as sum_forward
+        z, base = o + r * inner, ia + r * m * inner
         for q in range(inner):
-            base = ia + r * m * inner + q
-            acc = val[base]
-            for t in range(1, m):
-                x = val[base + t * inner]
-                if x != x or (x > acc if is_max else x < acc):
-                    acc = x
-            val[o + r * inner + q] = acc
+            val[z + q] = val[base + q]
+        for t in range(1, m):
+            base = ia + (r * m + t) * inner
+            for q in range(inner):
+                x = val[base + q]
+                if x != x or (x > val[z + q] if is_max else x < val[z + q]):
+                    val[z + q] = x
 
 
 def extremum_spread(val, src, dst, o, ia, k, pool, to_operand):
