@@ -411,8 +411,7 @@ class FastReplay:
         if (work is not None and x.ndim == 1 and work.krun is not None and kernel is not None
                 and self._trial is None):
             if self._plain is None:  # (the public replays call it first from now on)
-                holds = not kernel[0].targetoptions.get("nogil", True)
-                self._plain = plain_call(work.krun, x.shape, holds)
+                self._plain = self._plain_call(work.krun, kernel, x.shape)
             out = self._plain(x, want_grad)
             if out is not None:
                 return out
@@ -422,6 +421,16 @@ class FastReplay:
         if g is None or x.ndim == 1:
             return value, g
         return value, g.reshape(x.shape)
+
+    @staticmethod
+    def _plain_call(krun, kernel, shape):
+        """The closure of :func:`~jittape.api.kernel_call.plain_call` for this thread's
+        bound kernel ``krun``: on its buffer, for this thread alone; on a copy of its own,
+        for every thread, if the kernel holds the GIL
+        (:data:`jittape.compiler.kernel.HOLD_GIL_SLOTS`)."""
+        if kernel[0].targetoptions.get("nogil", True):
+            return plain_call(krun.func, krun.args[0], shape, threading.get_ident())
+        return plain_call(krun.func, kernel[1].copy(), shape, None)
 
     def _fast_general(self, xs, want_grad):
         """:meth:`_fast` for floats, several or structured arguments, other dtypes."""

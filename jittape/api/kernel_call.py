@@ -45,16 +45,17 @@ def kernel_result(krun, slot, xin, want_grad):
     return -1, value, (g if want_grad else None)
 
 
-def plain_call(krun, shape, holds_gil):
-    """``call(x, want_grad) -> (value, gradient or None)``: the bound kernel ``krun`` run
-    at ``x``, an ndarray of float64 of the 1-D ``shape`` (C-contiguous); ``None`` for any
-    other ``x``, for a nan value (a failed guard or the function's own nan) and, unless the
-    kernel ``holds_gil`` (callers then take turns on its buffers), in a thread other than
-    the one that made it (``krun``'s buffers are that thread's): the caller then takes its
-    general path, which checks the input and tells a failed guard from a nan. The gradient
-    is a new array of ``shape``."""
-    entry, (buf,) = krun.func, krun.args
-    n, owner = shape[0], None if holds_gil else threading.get_ident()
+def plain_call(entry, buf, shape, owner):
+    """``call(x, want_grad) -> (value, gradient or None)``: the kernel's ``entry`` run on
+    work buffer ``buf`` at ``x``, an ndarray of float64 of the 1-D ``shape``
+    (C-contiguous); ``None`` for any other ``x``, for a nan value (a failed guard or the
+    function's own nan) and in a thread other than ``owner`` (the thread whose buffer
+    ``buf`` is; ``None``: any thread, for a kernel that holds the GIL, whose callers take
+    turns on a buffer of the closure's own). The caller then takes its general path, which
+    checks the input and tells a failed guard from a nan (on a buffer no other thread
+    runs the kernel on between the call and the read of its guard slot). The gradient is a
+    new array of ``shape``."""
+    n = shape[0]
     empty, ndarray, ident = np.empty, np.ndarray, threading.get_ident
 
     def call(x, want_grad):
