@@ -126,13 +126,10 @@ class _Gen(Layout, Rerolling):
                     self._group(g)
                 continue
             self._record(i)
-        # buf is the calling thread's work buffer, reused across replays: the values (the
-        # constants stay, every other slot is written before it is read), the adjoints, the
-        # pool's int64s. One array, not three: each array argument costs a call 28 ns.
-        nv, na = self.nbuf, self.bad_slot + 1
-        lines = ["def tape_kernel(buf, xin, gx):", "    want_grad = gx.shape[0] > 0",
-                 f"    val = buf[:{nv}]", f"    adj = buf[{nv}:{nv + na}]",
-                 f"    pool = buf[{nv + na}:].view(np.int64)"]
+        # val, adj and pool are views of the calling thread's work buffer (tape_kernel),
+        # reused across replays: the constants stay in val, every other slot is written
+        # before it is read
+        lines = ["def tape_body(val, adj, pool, xin, gx):", "    want_grad = gx.shape[0] > 0"]
         if self.guarded:  # (the slot's -1 from the buffer's making lasts where none can fail)
             lines.append(f"    adj[{self.bad_slot}] = -1.0  # no guard failed (yet)")
         if self.segments:  # (the rerolled loops' scratch lies behind the adjoints)
@@ -432,7 +429,10 @@ def module_source(tape, gen, body, cache=True):
                             for r in (op.value, *op.partials)], inline=False),
              _rule_functions(ops), gen.loop_source,
              f'@njit(cache={cache}, nogil={gen.nogil}, error_model="numpy")\n' + body,
-             f'@njit(cache={cache}, nogil=True, error_model="numpy")\n' + BATCH]
+             f'@njit(cache={cache}, nogil={gen.nogil}, error_model="numpy")\n'
+             + KERNEL.format(views=_views(gen, "buf")),
+             f'@njit(cache={cache}, nogil=True, error_model="numpy")\n'
+             + BATCH.format(views=_views(gen, "buf"))]
     return "\n\n".join(p for p in parts if p)
 
 
@@ -442,12 +442,26 @@ def module_source(tape, gen, body, cache=True):
 BATCH = """def tape_batch(buf0, slot, xs, want_grad, values, grads, bad):
     buf = buf0.copy()
     buf[slot] = -1.0  # (no guard failed: kernels without guards never write it)
+    val, adj, pool = {views}  # (once: a view costs a row of det 4x its arithmetic)
     none = np.empty(0)
     for p in range(xs.shape[0]):
-        v = tape_kernel(buf, xs[p], grads[p] if want_grad else none)
+        v = tape_body(val, adj, pool, xs[p], grads[p] if want_grad else none)
         bad[p] = int(buf[slot]) if v != v and buf[slot] >= 0.0 else -1
         values[p] = v
 """
+
+#: The kernel a replay calls: one work buffer, its three parts passed on as views (each
+#: array argument costs a call from Python 28 ns).
+KERNEL = """def tape_kernel(buf, xin, gx):
+    val, adj, pool = {views}
+    return tape_body(val, adj, pool, xin, gx)
+"""
+
+
+def _views(gen, buf):
+    """The work buffer's values, adjoints and pool (:func:`compile_tape`), as views."""
+    nv, na = gen.nbuf, gen.bad_slot + 1
+    return f"{buf}[:{nv}], {buf}[{nv}:{nv + na}], {buf}[{nv + na}:].view(np.int64)"
 
 
 def compile_tape(tape):
