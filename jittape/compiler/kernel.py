@@ -54,6 +54,7 @@ from .reroll_emit import Rerolling
 from .products import reverse_lines, row_biases
 from . import shared
 from .copies import copy_code
+from .templates import BATCH, KERNEL, views as _views
 from ..tape.optimize import optimize
 
 
@@ -430,38 +431,10 @@ def module_source(tape, gen, body, cache=True):
              _rule_functions(ops), gen.loop_source,
              f'@njit(cache={cache}, nogil={gen.nogil}, error_model="numpy")\n' + body,
              f'@njit(cache={cache}, nogil={gen.nogil}, error_model="numpy")\n'
-             + KERNEL.format(views=_views(gen, "buf")),
+             + KERNEL.format(views=_views(gen)),
              f'@njit(cache={cache}, nogil=True, error_model="numpy")\n'
-             + BATCH.format(views=_views(gen, "buf"))]
+             + BATCH.format(views=_views(gen))]
     return "\n\n".join(p for p in parts if p)
-
-
-#: The batched replay (:mod:`jittape.api.batch`): the kernel at each row of ``xs`` in one
-#: native call, with buffers of its own (so threads may run it on disjoint rows at once).
-#: Compiled on its first call only: a tape never batched pays nothing for it.
-BATCH = """def tape_batch(buf0, slot, xs, want_grad, values, grads, bad):
-    buf = buf0.copy()
-    buf[slot] = -1.0  # (no guard failed: kernels without guards never write it)
-    val, adj, pool = {views}  # (once: a view costs a row of det 4x its arithmetic)
-    none = np.empty(0)
-    for p in range(xs.shape[0]):
-        v = tape_body(val, adj, pool, xs[p], grads[p] if want_grad else none)
-        bad[p] = int(buf[slot]) if v != v and buf[slot] >= 0.0 else -1
-        values[p] = v
-"""
-
-#: The kernel a replay calls: one work buffer, its three parts passed on as views (each
-#: array argument costs a call from Python 28 ns).
-KERNEL = """def tape_kernel(buf, xin, gx):
-    val, adj, pool = {views}
-    return tape_body(val, adj, pool, xin, gx)
-"""
-
-
-def _views(gen, buf):
-    """The work buffer's values, adjoints and pool (:func:`compile_tape`), as views."""
-    nv, na = gen.nbuf, gen.bad_slot + 1
-    return f"{buf}[:{nv}], {buf}[{nv}:{nv + na}], {buf}[{nv + na}:].view(np.int64)"
 
 
 def compile_tape(tape):
