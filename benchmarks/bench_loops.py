@@ -53,7 +53,6 @@ import jittape  # from the checkout under test
 sys.path.remove(jittape_root)
 sys.path.insert(0, root)
 import numpy as np
-from benchmarks import common
 from benchmarks.problems import lj, morse
 from jittape.demo import lj_energy_loops
 
@@ -69,9 +68,17 @@ for key in sys.argv[3:]:
     err = max(float(np.max(np.abs(tape.gradient(p) - hand(p))) / np.max(np.abs(hand(p))))
               for p in (x, x2))
     assert err < 1e-8, (key, err)
-    cands[key] = {"hand": lambda h=hand, x=x: h(x),  # (the kernel as Tape.gradient calls it)
-                  "kernel": common.kernel_call(tape._kernel, x, True),
-                  "value": common.kernel_call(tape._kernel, x, False),
+    kernel, val0, pool, nadj = tape._kernel[:4]  # what Tape.gradient calls; private
+    val, adj = val0.copy(), np.empty(nadj)
+    order = (lambda v, a, x, p, w: (v, a, p, x, w)) if len(tape._kernel) > 4 else \
+        (lambda *args: args)  # (the kernel takes (val, adj, pool, x) since 2026-11-27)
+    if "gx" in kernel.py_func.__code__.co_varnames[:5]:  # (its gradient array: 11-27 too)
+        order = (lambda v, a, x, p, w: (v, a, p, x, np.empty(x.size if w else 0)))
+    cands[key] = {"hand": lambda h=hand, x=x: h(x),
+                  "kernel": lambda k=kernel, v=val, a=adj, x=x, p=pool, o=order: k(
+                      *o(v, a, x, p, True)),
+                  "value": lambda k=kernel, v=val, a=adj, x=x, p=pool, o=order: k(
+                      *o(v, a, x, p, False)),
                   "gradient": lambda t=tape, x=x: t.gradient(x)}
     info[key] = {"error": err, "records": tape.n_records}
 print(json.dumps(info), flush=True)
@@ -87,7 +94,6 @@ sys.path.insert(0, sys.argv[1])
 import jittape
 sys.path.remove(sys.argv[1])
 sys.path.insert(0, sys.argv[2])
-from benchmarks import common
 from benchmarks.problems import lj, morse
 from jittape.demo import lj_energy_loops
 kind, n = sys.argv[3].rstrip("0123456789"), int(sys.argv[3].lstrip("ljmorse"))

@@ -124,8 +124,7 @@ import jittape  # noqa: E402
 from jittape.compiler import kernel as C  # noqa: E402
 from jittape.sweeps.opsets import for_tape  # noqa: E402
 from jittape.demo import lj_energy, lj_energy_loops, lj_gradient_hand  # noqa: E402
-from benchmarks.common import (cold_and_warm_startup, cpu_info, kernel_call,  # noqa: E402
-                               kernel_value_slots)
+from benchmarks.common import cold_and_warm_startup, cpu_info, kernel_call  # noqa: E402
 from benchmarks.problems.lj import lj_grad_njit  # noqa: E402
 from benchmarks.problems.lj import start as lj_start  # noqa: E402
 from benchmarks.problems.rosenbrock import rosen_grad_njit  # noqa: E402
@@ -306,7 +305,7 @@ def measure(key, label, f, x, hand, quick, comp):
     times, rounds = median_times(fns, quick)
     return dict(key=key, label=label, n=x.size, records=tape.n_records, elements=nval,
                 pool=t.pool.size, nbytes=tape.nbytes, rounds=rounds, comp=comp,
-                kernel_elements=None if ctape is None else kernel_value_slots(ctape._kernel),
+                kernel_elements=None if ctape is None else int(ctape._kernel[1].size),
                 **times)
 
 

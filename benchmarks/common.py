@@ -145,14 +145,10 @@ def stats(samples):
 def kernel_call(kernel, x, want_grad=True):
     """A call, without arguments, of a compiled tape's kernel (``tape._kernel``, private) on
     work buffers of its own, for the tuple of each jittape version measured: ``(kernel,
-    buf0, slot, nval, entry)`` takes ``(buf, x, gx)``; ``(kernel,
-    val0, pool, nadj, entry)`` took ``(val, adj, pool, x, gx or want_grad)``; ``(kernel, val0,
+    val0, pool, nadj, entry)`` takes ``(val, adj, pool, x, want_grad)``; ``(kernel, val0,
     pool, nadj)`` took ``(val, adj, x, pool, want_grad)``; ``(kernel, val0, pool)`` took
     ``(val0, x, pool, want_grad)``."""
     fn, val0, pool = kernel[:3]
-    if fn.py_func.__code__.co_varnames[:3] == ("buf", "xin", "gx"):  # since 2026-11-28:
-        buf = val0.copy()  # (kernel, buf0, slot, nval, entry) takes (buf, x, gx)
-        return lambda: fn(buf, x, np.empty(x.shape[0] if want_grad else 0))
     if len(kernel) == 3:
         return lambda: fn(val0, x, pool, want_grad)
     val, adj = val0.copy(), np.empty(kernel[3])
@@ -303,11 +299,3 @@ def machine_info(command, threads, elapsed, quick):
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-def kernel_value_slots(kernel):
-    """The compact value buffer's size of a compiled tape's kernel (``tape._kernel``, private),
-    for the tuple of each jittape version measured."""
-    if kernel[0].py_func.__code__.co_varnames[:1] == ("buf",):
-        return int(kernel[3])
-    return int(kernel[1].size)

@@ -213,7 +213,7 @@ def jittape_profile(prob, out, settings):
         src = JC.kernel_source(ctape)
         lines = src.splitlines()
         prof["statements"] = len(lines)
-        prof["kernel_elements"] = C.kernel_value_slots(ctape._kernel)
+        prof["kernel_elements"] = int(ctape._kernel[1].size)
         fwd = lines[:next((i for i, ln in enumerate(lines) if "if not want_grad" in ln),
                           len(lines))]
         prof["loops"] = sum(1 for ln in fwd if ln.strip().startswith("for j in range"))

@@ -3,7 +3,7 @@
 ``tape.value_and_gradient(xs, batch=True)`` takes the points stacked on a leading axis
 (``(m, n)`` for a tape recorded at shape ``(n,)``; one such stack per differentiated
 argument) and runs the tape's compiled kernel over all of them in one call of
-``tape_batch`` (:data:`jittape.compiler.templates.BATCH`), without Python between points. With
+``tape_batch`` (:data:`jittape.compiler.kernel.BATCH`), without Python between points. With
 ``threads=k`` the rows are split into ``k`` chunks run at once on threads: the kernel
 releases the GIL, and each chunk has buffers of its own. This is how a Python library gets
 past a C++ tape's per-call rate: the per-call overhead is paid once per batch.
@@ -54,7 +54,7 @@ def stacked(tape, xs):
 
 
 def _compiled(tape):
-    """``(tape_batch, buf0, slot)`` of the tape's compiled kernel (compiled now if it
+    """``(tape_batch, val0, nadj, pool)`` of the tape's compiled kernel (compiled now if it
     was not yet), or None if the compiler refuses the tape."""
     if tape._kernel is None:
         try:
@@ -63,7 +63,7 @@ def _compiled(tape):
             return None
     kernel = tape._kernel
     module = sys.modules[kernel[0].py_func.__module__]
-    return module.tape_batch, kernel[1], kernel[2]
+    return module.tape_batch, kernel[1], kernel[3], kernel[2]
 
 
 def run(tape, xs, want_grad, threads=1):
@@ -93,14 +93,14 @@ def run_rows(tape, m, X, want_grad, threads=1):
     if compiled is None:
         _interpreted(tape, X, want_grad, values, grads, bad)
     else:
-        fn, buf0, slot = compiled
+        fn, val0, nadj, pool = compiled
         k = max(1, min(int(threads or 1), m))
         bounds = np.linspace(0, m, k + 1).astype(int)
 
         def chunk(c):
             lo, hi = bounds[c], bounds[c + 1]
             g = grads[lo:hi] if want_grad else grads
-            fn(buf0, slot, X[lo:hi], want_grad, values[lo:hi], g, bad[lo:hi])
+            fn(val0, nadj, pool, X[lo:hi], want_grad, values[lo:hi], g, bad[lo:hi])
         if k == 1:
             chunk(0)
         else:

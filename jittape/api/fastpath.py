@@ -81,7 +81,7 @@ class FastReplay:
     # interpreter answers), in the foreground, kept unconditionally; ``False`` never. A tape
     # that does not compile is tried once.
     auto_compile = "auto"
-    _kernel = None  # (kernel, buf0, slot, nval, entry) from compile(); not pickled
+    _kernel = None  # (kernel, val0, pool, nadj) from compile(); not pickled (machine code)
     _in_ids = None  # set with the rest of _prepare at the first fast replay
     _plain_shape = None
     _timed = 0  # interpreted replays timed
@@ -97,7 +97,7 @@ class FastReplay:
     # by the first such replay once the kernel is off trial, dropped with the work buffers
     _plain = None
 
-    _TRANSIENT = ("_work", "_plain", "_buf0_owner", "_kernel", "_trial", "_generated",
+    _TRANSIENT = ("_work", "_plain", "_val0_owner", "_kernel", "_trial", "_generated",
                   "_optimized", "_pending_kernel", "_replay_ready", "_tier_claim")
     _TIERING = ("_timed", "_spent", "_best", "_tried", "_cost", "lost_trial")
 
@@ -130,7 +130,7 @@ class FastReplay:
         self._activate(self._kernel_module(), trial)
 
     def _kernel_module(self):
-        """``(kernel, buf0, slot, nval)`` of the tape's compiled kernel: its module generated,
+        """``(kernel, val0, pool, nadj)`` of the tape's compiled kernel: its module generated,
         written to the cache and imported, its machine code not yet loaded."""
         from ..compiler.kernel import compile_tape
         return compile_tape(self)
@@ -143,7 +143,8 @@ class FastReplay:
         x0 = np.concatenate([t.val[t.off[i]:t.off[i + 1]] for i in t.inputs])
         module = sys.modules[kernel[0].py_func.__module__]
         disk_cache.FirstCall(module, "tape_kernel", f"a compiled tape of {self.n_records} "
-                             f"records")(kernel[1].copy(), x0, np.empty(x0.shape[0]))
+                             f"records")(kernel[1].copy(), np.empty(kernel[3]), kernel[2], x0,
+                                         np.empty(x0.shape[0]))
         kernel = kernel[:4] + (entry_point(kernel[0]),)
         self.__dict__.pop("_work", None)  # buffers of another kernel's layout
         self.__dict__.pop("_plain", None)
@@ -218,15 +219,17 @@ class FastReplay:
 
     def _kernel_run(self, kernel):
         """This thread's replay of ``kernel``: ``run(xin, gx) -> value`` over its work
-        buffer (the first thread takes ``buf0`` itself, others a copy: constant slots are
+        buffers (the first thread takes ``val0`` itself, others a copy: constant slots are
         never written), ``xin`` float64, 1-D and C-contiguous
         (:func:`~jittape.api.kernel_call.entry_point`);
         :func:`~jittape.api.kernel_call.kernel_result` calls it."""
         work = self._buffers()
         if work.krun is None:  # (compile() drops the runs of an earlier kernel)
-            owner = self.__dict__.setdefault("_buf0_owner", threading.get_ident())
-            buf = kernel[1] if owner == threading.get_ident() else kernel[1].copy()
-            work.krun = functools.partial(kernel[4], buf)
+            owner = self.__dict__.setdefault("_val0_owner", threading.get_ident())
+            val = kernel[1] if owner == threading.get_ident() else kernel[1].copy()
+            adj = np.empty(kernel[3])
+            adj[-1] = -1.0  # the failed guard's slot: none (kernel_result)
+            work.krun = functools.partial(kernel[4], val, adj, kernel[2])
         return work.krun
 
     # --- the tiers ---
@@ -292,11 +295,12 @@ class FastReplay:
 
     def _replay(self, xin, want_grad):
         """``(failed guard or -1, value, input adjoints or None)`` from the tape's tier."""
-        work, kernel = self.__dict__.get("_work"), self._kernel
-        if work is not None and kernel is not None:  # a kernel off trial, bound in this
-            krun = work.krun  # thread already: run it
+        work = self.__dict__.get("_work")
+        if work is not None:  # a kernel off trial, already bound in this thread: run it
+            krun = work.krun
             if krun is not None and self._trial is None and xin.flags.c_contiguous:
-                return kernel_result(krun, kernel[2], xin, want_grad)
+                return kernel_result(krun, xin, want_grad)
+        kernel = self._kernel
         if kernel is None:
             pending = self._pending_kernel
             if pending is not None and pending[0].done():
@@ -309,7 +313,7 @@ class FastReplay:
         if not xin.flags.c_contiguous:
             xin = xin.copy()  # what the kernel's entry point takes
         if self._trial is None:
-            return kernel_result(self._kernel_run(kernel), kernel[2], xin, want_grad)
+            return kernel_result(self._kernel_run(kernel), xin, want_grad)
         return self._timed_kernel(kernel, xin, want_grad)
 
     def _timed_interpret(self, xin, want_grad):
@@ -356,7 +360,7 @@ class FastReplay:
         """A compiled replay on trial against the interpreter (see :data:`TRIAL`)."""
         run = self._kernel_run(kernel)
         t0 = time.perf_counter()
-        out = kernel_result(run, kernel[2], xin, want_grad)
+        out = kernel_result(run, xin, want_grad)
         dt = time.perf_counter() - t0
         trial = self._trial
         if trial is not None:  # (None: another thread ended the trial meanwhile)
@@ -425,12 +429,14 @@ class FastReplay:
     @staticmethod
     def _plain_call(krun, kernel, shape):
         """The closure of :func:`~jittape.api.kernel_call.plain_call` for this thread's
-        bound kernel ``krun``: on its buffer, for this thread alone; on a copy of its own,
+        bound kernel ``krun``: on its buffers, for this thread alone; on buffers of its own,
         for every thread, if the kernel holds the GIL
         (:data:`jittape.compiler.kernel.HOLD_GIL_SLOTS`)."""
         if kernel[0].targetoptions.get("nogil", True):
-            return plain_call(krun.func, krun.args[0], shape, threading.get_ident())
-        return plain_call(krun.func, kernel[1].copy(), shape, None)
+            return plain_call(krun.func, krun.args, shape, threading.get_ident())
+        adj = np.empty(kernel[3])
+        adj[-1] = -1.0
+        return plain_call(krun.func, (kernel[1].copy(), adj, kernel[2]), shape, None)
 
     def _fast_general(self, xs, want_grad):
         """:meth:`_fast` for floats, several or structured arguments, other dtypes."""

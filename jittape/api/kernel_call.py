@@ -26,36 +26,36 @@ def guard_failure(record):
 def entry_point(dispatcher):
     """The machine code of ``dispatcher``'s one signature, callable without the dispatcher's
     argument typing (a fifth of a small tape's call). Replays pass exactly its types:
-    the float64 work buffer made by the compiler, ``xin`` float64, 1-D and C-contiguous
+    float64 buffers and pool made by the compiler, ``xin`` float64, 1-D and C-contiguous
     (:meth:`FastReplay._replay`); the dispatcher itself if it has other signatures."""
     sigs = dispatcher.signatures
     entry = getattr(dispatcher.overloads.get(sigs[0]), "entry_point", None) if sigs else None
     return entry if entry is not None and len(sigs) == 1 else dispatcher
 
 
-def kernel_result(krun, slot, xin, want_grad):
+def kernel_result(krun, xin, want_grad):
     """``(failed guard or -1, value, input adjoints or None)`` of the bound kernel ``krun``
     (:meth:`FastReplay._kernel_run`): the kernel fills a gradient array it is given and
-    returns the value, nan with the guard's id in its work buffer's slot ``slot`` if one
+    returns the value, nan with the guard's id in its adjoint buffer's last slot if one
     failed (:func:`jittape.compiler.kernel.compile_tape`)."""
     g = np.empty(xin.shape[0]) if want_grad else _NO_GRAD
     value = krun(xin, g)
-    if value != value and krun.args[0][slot] >= 0.0:
-        return int(krun.args[0][slot]), 0.0, None
+    if value != value and krun.args[1][-1] >= 0.0:
+        return int(krun.args[1][-1]), 0.0, None
     return -1, value, (g if want_grad else None)
 
 
-def plain_call(entry, buf, shape, owner):
+def plain_call(entry, bufs, shape, owner):
     """``call(x, want_grad) -> (value, gradient or None)``: the kernel's ``entry`` run on
-    work buffer ``buf`` at ``x``, an ndarray of float64 of the 1-D ``shape``
-    (C-contiguous); ``None`` for any other ``x``, for a nan value (a failed guard or the
-    function's own nan) and in a thread other than ``owner`` (the thread whose buffer
-    ``buf`` is; ``None``: any thread, for a kernel that holds the GIL, whose callers take
-    turns on a buffer of the closure's own). The caller then takes its general path, which
-    checks the input and tells a failed guard from a nan (on a buffer no other thread
-    runs the kernel on between the call and the read of its guard slot). The gradient is a
-    new array of ``shape``."""
-    n = shape[0]
+    work buffers ``bufs`` (``(val, adj, pool)``) at ``x``, an ndarray of float64 of the 1-D
+    ``shape`` (C-contiguous); ``None`` for any other ``x``, for a nan value (a failed guard
+    or the function's own nan) and in a thread other than ``owner`` (the thread whose
+    buffers ``bufs`` are; ``None``: any thread, for a kernel that holds the GIL, whose
+    callers take turns on buffers of the closure's own). The caller then takes its general
+    path, which checks the input and tells a failed guard from a nan (on buffers no other
+    thread runs the kernel on between the call and the read of its guard slot). The
+    gradient is a new array of ``shape``."""
+    n, (val, adj, pool) = shape[0], bufs
     empty, ndarray, ident = np.empty, np.ndarray, threading.get_ident
 
     def call(x, want_grad):
@@ -63,7 +63,7 @@ def plain_call(entry, buf, shape, owner):
                 or not x.flags.c_contiguous or (owner is not None and ident() != owner)):
             return None
         g = empty(n) if want_grad else _NO_GRAD
-        value = entry(buf, x, g)
+        value = entry(val, adj, pool, x, g)
         if value != value:
             return None
         return value, (g if want_grad else None)

@@ -54,7 +54,6 @@ from .reroll_emit import Rerolling
 from .products import reverse_lines, row_biases
 from . import shared
 from .copies import copy_code
-from .templates import BATCH, KERNEL, views as _views
 from ..tape.optimize import optimize
 
 
@@ -127,10 +126,9 @@ class _Gen(Layout, Rerolling):
                     self._group(g)
                 continue
             self._record(i)
-        # val, adj and pool are views of the calling thread's work buffer (tape_kernel),
-        # reused across replays: the constants stay in val, every other slot is written
-        # before it is read
-        lines = ["def tape_body(val, adj, pool, xin, gx):", "    want_grad = gx.shape[0] > 0"]
+        # val and adj are the calling thread's work buffers, reused across replays: the
+        # constants stay in val, every other slot is written before it is read
+        lines = ["def tape_kernel(val, adj, pool, xin, gx):", "    want_grad = gx.shape[0] > 0"]
         if self.guarded:  # (the slot's -1 from the buffer's making lasts where none can fail)
             lines.append(f"    adj[{self.bad_slot}] = -1.0  # no guard failed (yet)")
         if self.segments:  # (the rerolled loops' scratch lies behind the adjoints)
@@ -430,29 +428,43 @@ def module_source(tape, gen, body, cache=True):
                             for r in (op.value, *op.partials)], inline=False),
              _rule_functions(ops), gen.loop_source,
              f'@njit(cache={cache}, nogil={gen.nogil}, error_model="numpy")\n' + body,
-             f'@njit(cache={cache}, nogil={gen.nogil}, error_model="numpy")\n'
-             + KERNEL.format(views=_views(gen)),
-             f'@njit(cache={cache}, nogil=True, error_model="numpy")\n'
-             + BATCH.format(views=_views(gen))]
+             f'@njit(cache={cache}, nogil=True, error_model="numpy")\n' + BATCH]
     return "\n\n".join(p for p in parts if p)
+
+
+#: The batched replay (:mod:`jittape.api.batch`): the kernel at each row of ``xs`` in one
+#: native call, with buffers of its own (so threads may run it on disjoint rows at once).
+#: Compiled on its first call only: a tape never batched pays nothing for it.
+BATCH = """def tape_batch(val0, nadj, pool, xs, want_grad, values, grads, bad):
+    val = val0.copy()
+    adj = np.empty(nadj)
+    adj[nadj - 1] = -1.0  # (no guard failed: kernels without guards never write it)
+    none = np.empty(0)
+    for p in range(xs.shape[0]):
+        v = tape_kernel(val, adj, pool, xs[p], grads[p] if want_grad else none)
+        bad[p] = int(adj[nadj - 1]) if v != v and adj[nadj - 1] >= 0.0 else -1
+        values[p] = v
+"""
 
 
 def compile_tape(tape):
     """Generate, write and import the compiled kernel of a scalar-output ``tape``.
 
-    Returns ``(kernel, buf0, slot, nval)``: ``kernel(buf, xin, gx) -> value`` runs the
-    forward sweep from the concatenated inputs ``xin`` (float64, C-contiguous) and, if
-    ``gx`` is not empty, the reverse sweep, writing the concatenated input adjoints into
+    Returns ``(kernel, val0, pool, nadj)``: ``kernel(val, adj, pool, xin, gx) -> value``
+    runs the forward sweep from the concatenated inputs ``xin`` (float64, C-contiguous) and,
+    if ``gx`` is not empty, the reverse sweep, writing the concatenated input adjoints into
     ``gx`` (float64, ``xin``'s size; its own buffer, unlike a returned array it is boxed by
-    nobody: a fifth of a small tape's call). ``buf`` is ``buf0`` or a copy of it, a float64
-    work buffer reused by later calls, never by concurrent ones: the compact values
-    (``buf[:nval]``, constants in place; the kernel writes every other slot before reading
-    it), then the adjoints (zeroed by the kernel), the scratch of rerolled loops (saved
-    values, preaccumulated partials: written before they are read) and the failed guard's
-    slot ``buf[slot]``, then the tape's integer pool and the compact offsets of the records
-    as int64 bits (what n-ary kernels read as ``pool`` and ``off``). A failed guard returns
-    nan with its record id in ``buf[slot]``, which is -1 otherwise (``buf0`` holds -1; a
-    kernel without guards never writes it).
+    nobody: a fifth of a small tape's call). A failed guard returns nan with its record id
+    in ``adj[nadj - 1]``, which is -1 otherwise (the caller sets it to -1 when it makes the
+    buffer: a kernel without guards never writes it). ``val0`` is the kernel's compact value
+    buffer (float64, constants in place): ``val`` is ``val0`` or a copy of it, reused by
+    later calls (the kernel writes every slot but the constants' before reading it), never
+    shared by concurrent calls. ``adj`` is a float64 work buffer of ``nadj`` elements,
+    likewise reusable: the adjoints (zeroed by the kernel; the constants' slots lie behind
+    them in ``val``), the scratch of rerolled loops (saved values, preaccumulated partials:
+    written before they are read), then the failed guard's slot. ``pool`` is the tape's
+    integer pool followed by the compact offsets of the records (what n-ary kernels read as
+    ``off``).
 
     Raises
     ------
@@ -466,13 +478,10 @@ def compile_tape(tape):
                          f"jittape.compiler.kernel.MAX_STATEMENTS = {MAX_STATEMENTS}: Numba would "
                          f"compile it for longer than the interpreter needs to replay it")
     module = disk_cache.load("jittape_tape",
-                             lambda cache: module_source(tape, gen, body, cache))
+                           lambda cache: module_source(tape, gen, body, cache))
     t = optimized(tape)[0]
     offs = np.full(t.n_records, -1, dtype=np.int64)
     for i, b in gen.bo.items():
         offs[i] = b
-    adj = np.zeros(gen.bad_slot + 1)
-    adj[-1] = -1.0
-    pool = np.concatenate([t.pool, offs, gen.table]).astype(np.int64)
-    buf0 = np.concatenate([gen.initial_values(), adj, pool.view(np.float64)])
-    return module.tape_kernel, buf0, gen.nbuf + gen.bad_slot, gen.nbuf
+    return (module.tape_kernel, gen.initial_values(),
+            np.concatenate([t.pool, offs, gen.table]), gen.bad_slot + 1)

@@ -46,12 +46,12 @@ def _module(path):
 
 
 def _kernel_types():
-    """Argument types of ``tape_kernel(buf, xin, gx)``, as every replay passes them
-    (:mod:`jittape.api.fastpath`)."""
+    """Argument types of ``tape_kernel(val, adj, pool, xin, gx)``, as every replay passes
+    them (:mod:`jittape.api.fastpath`)."""
     import numpy as np
     from numba import typeof
     f = np.empty(1)
-    return tuple(map(typeof, (f, f, f)))
+    return tuple(map(typeof, (f, f, np.empty(1, np.int64), f, f)))
 
 
 def run(job):
