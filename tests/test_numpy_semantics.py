@@ -626,7 +626,7 @@ def test_reductions_over_leading_axes_are_numpys_bit_for_bit(fn, axis):
                               fn(y, axis=axis), equal_nan=True)
         assert np.array_equal(jittape.record(lambda x: fn(x, axis=axis), x).value(x), want,
                               equal_nan=True)
-        for compiled in (False, True):
+        for compiled in (False, True) if axis == 0 else (False,):  # (one rule: 3 compiles)
             tape = jittape.record(f, x)
             if compiled:
                 tape.compile()
