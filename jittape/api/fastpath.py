@@ -56,6 +56,14 @@ class _Work(threading.local):
     krun = None  # the compiled kernel's (FastReplay._kernel_run)
 
 
+def _bound(kernel, val):
+    """``kernel``'s entry bound to the value buffer ``val`` (``val0`` or a copy of it), a new
+    adjoint buffer and the pool: ``run(xin, gx) -> value``."""
+    adj = np.empty(kernel[3])
+    adj[-1] = -1.0  # the failed guard's slot: none (kernel_result)
+    return functools.partial(kernel[4], val, adj, kernel[2])
+
+
 def _spans_to_zero(t):
     """``[(lo, hi), ...]``: the value slots of tape arrays ``t`` outside constants of at
     least :data:`_SKIP_ZEROING` elements, as few spans."""
@@ -93,8 +101,9 @@ class FastReplay:
     _cost = None  # estimated compile seconds, computed once the tape has cost the minimum
     _trial = None  # [fastest value-only, fastest gradient, calls] of a kernel on trial
     lost_trial = None  # (kernel, interpreter) fastest replays, if the interpreter won
-    # the compiled replay of one float64 vector in the thread that made it (plain_call), set
-    # by the first such replay once the kernel is off trial, dropped with the work buffers
+    # the compiled replay of one float64 vector (plain_call), which the public replays call
+    # first: made by the first such replay through _fast_plain once the kernel is off
+    # trial, dropped with the work buffers
     _plain = None
 
     _TRANSIENT = ("_work", "_plain", "_val0_owner", "_kernel", "_trial", "_generated",
@@ -227,9 +236,7 @@ class FastReplay:
         if work.krun is None:  # (compile() drops the runs of an earlier kernel)
             owner = self.__dict__.setdefault("_val0_owner", threading.get_ident())
             val = kernel[1] if owner == threading.get_ident() else kernel[1].copy()
-            adj = np.empty(kernel[3])
-            adj[-1] = -1.0  # the failed guard's slot: none (kernel_result)
-            work.krun = functools.partial(kernel[4], val, adj, kernel[2])
+            work.krun = _bound(kernel, val)
         return work.krun
 
     # --- the tiers ---
@@ -414,11 +421,11 @@ class FastReplay:
         work, kernel = self.__dict__.get("_work"), self._kernel
         if (work is not None and x.ndim == 1 and work.krun is not None and kernel is not None
                 and self._trial is None):
-            if self._plain is None:  # (the public replays call it first from now on)
+            if self._plain is None:  # (made now; the public replays try it before this)
                 self._plain = self._plain_call(work.krun, kernel, x.shape)
-            out = self._plain(x, want_grad)
-            if out is not None:
-                return out
+                out = self._plain(x, want_grad)
+                if out is not None:
+                    return out
         bad, value, g = self._replay(x if x.ndim == 1 else x.ravel(), want_grad)
         if bad >= 0:
             raise guard_failure(bad)
@@ -434,9 +441,8 @@ class FastReplay:
         (:data:`jittape.compiler.kernel.HOLD_GIL_SLOTS`)."""
         if kernel[0].targetoptions.get("nogil", True):
             return plain_call(krun.func, krun.args, shape, threading.get_ident())
-        adj = np.empty(kernel[3])
-        adj[-1] = -1.0
-        return plain_call(krun.func, (kernel[1].copy(), adj, kernel[2]), shape, None)
+        own = _bound(kernel, kernel[1].copy())
+        return plain_call(own.func, own.args, shape, None)
 
     def _fast_general(self, xs, want_grad):
         """:meth:`_fast` for floats, several or structured arguments, other dtypes."""

@@ -25,14 +25,13 @@ def copy_code(gen, op, o, k):
         if width == 0 or rows == 0:
             continue
         if rows == 1 and width == 1:  # (np.stack of scalars: no loop)
-            head, d, z, x = [], -1, f"{o + at}", "0"
+            loop, z, x = [], f"{o + at}", "0"
         elif rows == 1:
-            head, d, z, x = [], 0, f"{o + at} + j", "j"
+            loop, z, x = [(0, f"for j in range({width}):")], f"{o + at} + j", "j"
         else:
-            head, d = [(0, f"for r in range({rows}):")], 1
+            loop = [(0, f"for r in range({rows}):"), (1, f"for j in range({width}):")]
             z, x = f"{o + at} + r * {stride} + j", f"r * {width} + j"
-        loop = head + ([(d, f"for j in range({width}):")] if d >= 0 else [])
-        fwd += loop + [(d + 1, f"val[{z}] = {gen.V(rec, x)}")]
+        fwd += loop + [(len(loop), f"val[{z}] = {gen.V(rec, x)}")]
         if not gen.is_const(rec):
-            rev += loop + [(d + 1, f"{gen.A(rec, x)} += adj[{z}]")]
+            rev += loop + [(len(loop), f"{gen.A(rec, x)} += adj[{z}]")]
     return fwd, rev

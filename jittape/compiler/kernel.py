@@ -235,19 +235,19 @@ class _Gen(Layout, Rerolling):
             self._failed(name)
             return
         moved = copy_code(self, op, o, k) if op.copies is not None else None
-        if moved is not None:
+        if moved is not None:  # literal copies forward, their transpose backward
             for d, line in moved[0]:
                 self.F(line, d)
-            rev = list(moved[1])
+            rev = moved[1]
         else:
             self.F(f"{op.forward.__name__}(val, {args})")
             rev = []
-        if op.reverse is not None and moved is None:
-            bias = self.biases.get(i)
-            ca = a < 0 or int(t.op[a]) == codes.CONST or bias is not None
-            cb = b < 0 or int(t.op[b]) == codes.CONST
-            rev = [(0, f"{op.reverse.__name__}(val, adj, {args}, {ca}, {cb})")]
-            rev += reverse_lines(self, bias, args) if bias is not None else []
+            if op.reverse is not None:
+                bias = self.biases.get(i)
+                ca = a < 0 or int(t.op[a]) == codes.CONST or bias is not None
+                cb = b < 0 or int(t.op[b]) == codes.CONST
+                rev = [(0, f"{op.reverse.__name__}(val, adj, {args}, {ca}, {cb})")]
+                rev += reverse_lines(self, bias, args) if bias is not None else []
         if self._scalar(i):
             self.F(f"v{i} = val[{o}]")
         self.R(pre + rev)
