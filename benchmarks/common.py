@@ -145,13 +145,16 @@ def stats(samples):
 def kernel_call(kernel, x, want_grad=True):
     """A call, without arguments, of a compiled tape's kernel (``tape._kernel``, private) on
     work buffers of its own, for the tuple of each jittape version measured: ``(kernel,
-    val0, pool, nadj, entry)`` takes ``(val, adj, pool, x, want_grad)``; ``(kernel, val0,
+    val0, pool, nadj, entry)`` takes ``(val, adj, pool, x, gx)`` or, reading no buffer, ``(x,
+    gx)``; before, ``(val, adj, pool, x, want_grad)``; ``(kernel, val0,
     pool, nadj)`` took ``(val, adj, x, pool, want_grad)``; ``(kernel, val0, pool)`` took
     ``(val0, x, pool, want_grad)``."""
     fn, val0, pool = kernel[:3]
     if len(kernel) == 3:
         return lambda: fn(val0, x, pool, want_grad)
     val, adj = val0.copy(), np.empty(kernel[3])
+    if fn.py_func.__code__.co_argcount == 2:  # (x, gx): a kernel reading no buffer, 2026-11-28
+        return lambda: fn(x, np.empty(x.shape[0] if want_grad else 0))
     if "gx" in fn.py_func.__code__.co_varnames[:5]:  # (val, adj, pool, x, gx) since 2026-11-27
         return lambda: fn(val, adj, pool, x, np.empty(x.shape[0] if want_grad else 0))
     if len(kernel) >= 5:

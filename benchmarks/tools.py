@@ -106,6 +106,8 @@ def make(tool, problem, env, f_time):
         return tape.gradient, {"tape": tape}
     if tool == "jittape-compiled":
         tape = jittape.record(p.f, p.x0)
+        if p.absolute_zero:  # the peers' semantics of 0 * v (cmpad ode: CppAD, CasADi)
+            tape = tape.optimize(absolute_zero=True)
         try:
             tape.compile()
         except ValueError as exc:  # compile() refuses tapes too long for Numba

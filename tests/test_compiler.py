@@ -240,6 +240,44 @@ def test_the_compiled_replay_of_one_vector_is_one_closure(monkeypatch, holds_gil
     assert again._plain is None and again.value(y) == v
 
 
+def _det3(x):  # scalar code without a guard: its kernel reads no work buffer
+    return (x[0] * (x[4] * x[8] - x[5] * x[7]) - x[1] * (x[3] * x[8] - x[5] * x[6])
+            + x[2] * (x[3] * x[7] - x[4] * x[6]))
+
+
+def test_a_kernel_reading_no_buffer_takes_its_input_and_gradient_only():
+    """cmpad det's kind of kernel: ``tape_kernel(xin, gx)``, called one vector at a time,
+    batched, and with inputs the one-vector call refuses (the kernel itself refuses a wrong
+    size or stride: jittape.compiler.frame.input_check). The gradient of det(A) is its
+    cofactor matrix, det(A) A^-T."""
+    from jittape.compiler.kernel import kernel_source
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=9)
+    tape = jittape.record(_det3, x).compile()
+    assert kernel_source(tape).startswith("def tape_kernel(xin, gx):")
+    assert tape._kernel[0].py_func.__code__.co_argcount == 2
+    for y in (x, rng.normal(size=9), rng.normal(size=9)):
+        A = y.reshape(3, 3)
+        v, g = tape.value_and_gradient(y)
+        assert v == pytest.approx(np.linalg.det(A), rel=1e-12, abs=1e-14)
+        np.testing.assert_allclose(g, (np.linalg.det(A) * np.linalg.inv(A).T).ravel(),
+                                   rtol=1e-10, atol=1e-12)
+    assert tape._plain is not None
+    want = tape.gradient(y)
+    assert tape.gradient(y) is not tape.gradient(y)
+    for z in (np.repeat(y, 2)[::2], y.tolist()):  # strided (the kernel refuses it); a list
+        np.testing.assert_array_equal(tape.gradient(z), want)
+    for bad in (np.ones(10), np.ones(8), np.ones((9, 2)), y.reshape(3, 3)):
+        with pytest.raises(ValueError, match="shape"):
+            tape.gradient(bad)
+    values, grads = tape.value_and_gradient(np.stack([y, 2 * y]), batch=True)
+    np.testing.assert_allclose(values, [tape.value(y), 8 * tape.value(y)], rtol=1e-13)
+    np.testing.assert_allclose(grads[1], 4 * want, rtol=1e-13)
+    nan = y.copy()
+    nan[0] = np.nan
+    assert np.isnan(tape.value(nan))  # the function's nan: no guard failure
+
+
 def test_taped_compiles_once_replays_have_cost_more_than_compiling(compiles):
     tf = jittape.taped(rosen)
     x = np.linspace(-1, 1, 30)

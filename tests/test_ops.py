@@ -423,8 +423,14 @@ def _leaves(x):
 
 def _check_optimized(spec, tape, points):
     """The optimized tape (jittape.tape.optimize) against the recorded one at ``points``:
-    values equal, gradients, JVPs and HVPs within reassociation, the same guard failures."""
-    opt = tape.optimize()
+    values equal, gradients, JVPs and HVPs within reassociation, the same guard failures;
+    likewise with absolute zeros folded (the points are finite: what the folding changes is
+    IEEE's nan * 0 only)."""
+    for opt in (tape.optimize(), tape.optimize(absolute_zero=True)):
+        _check_optimized_at(spec, tape, opt, points)
+
+
+def _check_optimized_at(spec, tape, opt, points):
     for args in points:
         try:
             want = tape.value_and_gradient(*args)

@@ -123,3 +123,81 @@ def test_tapes_with_regions_are_left_as_they_are():
     t = jittape.record(checkpoint_example, X[:3], 0.5)
     o = t.optimize()
     assert "regions" in str(o.optimization) and o.n_records == t.n_records
+
+
+# --- absolute zeros (Tape.optimize(absolute_zero=True), jittape.derivatives.zeros) ---------
+def _rk4_last(x, steps=2):
+    """cmpad's an_ode at a small size: y' = f(y), f_0 = x_0, f_i = x_i y_{i-1}, y(0) = 0;
+    after ``steps`` RK4 steps only y_0 .. y_{4 steps - 1} are non-zero."""
+    def f(y):
+        return np.concatenate([x[:1], x[1:] * y[:-1]])
+    h, y = 0.25, np.zeros(x.shape[0])
+    for _ in range(steps):
+        k1 = f(y)
+        k2 = f(y + (0.5 * h) * k1)
+        k3 = f(y + (0.5 * h) * k2)
+        k4 = f(y + h * k3)
+        y = y + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return y[-1]
+
+
+def test_absolute_zeros_fold_an_identically_zero_output():
+    """y_11 after 2 steps is a chain of products with exact zeros: folded, the tape is its
+    input and one constant, interpreted and compiled; IEEE's nan * 0 is where they differ."""
+    x = np.linspace(0.5, 1.5, 12)
+    t = jittape.record(_rk4_last, x)
+    plain = t.optimize()
+    o = t.optimize(absolute_zero=True)
+    assert plain.optimization.zeros == 0 and plain.n_records > 50
+    assert o.n_records == 2 and o.optimization.zeros >= 2, str(o.optimization)
+    assert "absolute zeros folded" in str(o.optimization)
+    rng = np.random.default_rng(3)
+    for y in (x, rng.normal(size=12) * 100.0):
+        v, g = o.value_and_gradient(y)
+        assert v == t.value(y) == _rk4_last(y) == 0.0
+        np.testing.assert_array_equal(g, t.gradient(y))
+        np.testing.assert_array_equal(g, np.zeros(12))
+    o.compile()
+    for _ in range(3):  # (the second compiled replay makes the one-vector closure)
+        v, g = o.value_and_gradient(x * 2.0)
+        assert v == 0.0 and g.shape == (12,) and not g.any()
+    assert o.gradient(x) is not o.gradient(x)  # a new array each call
+    with pytest.raises(ValueError, match="shape"):
+        o.gradient(np.ones(5))
+    bad = x.copy()
+    bad[-1] = np.inf  # NumPy: inf * 0 is nan; the folded tape keeps its zero (documented)
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(_rk4_last(bad)) and np.isnan(t.value(bad)) and o.value(bad) == 0.0
+
+
+def test_absolute_zeros_inside_a_tape_keep_its_values_and_derivatives():
+    """Products with constant zeros fold (x * 0, x * zeros, a matrix with zero columns),
+    what depends on the inputs stays: values, gradients, JVPs and HVPs as before."""
+    zeros = np.array([0.0, 2.0, 0.0, 0.0])
+    A = np.array([[1.0, 0.0, 2.0, 0.0], [0.0, 0.0, 3.0, 0.0]])
+
+    def f(x):
+        dead = np.sin(x * zeros)[0] + np.sum(np.exp(x[2:] * 0.0)) + (A @ x)[1] * 0.0
+        return np.sum(x ** 2 * zeros) + dead + np.sum(A.T @ (A @ np.cos(x)))
+    t = jittape.record(f, X)
+    o = t.optimize(absolute_zero=True)
+    assert o.optimization.zeros >= 3 and o.n_records < t.optimize().n_records
+    for x in (X, X[::-1] * 1.7):
+        _same(t, o, x, V)
+        assert o.value(x) == pytest.approx(f(x), rel=1e-14)
+
+
+def test_absolute_zeros_never_freeze_a_value_that_moves():
+    """A piecewise-constant value (floor: its partial is 0.0, its value moves), a sort
+    (its stored permutation follows the values) and a product with a non-zero constant are
+    not folded; the values follow NumPy's at points where they change."""
+    def f(x):
+        low = np.sort(np.concatenate([x, np.zeros(1)]))[0]
+        return np.sum(np.floor(x)) + low + np.sum(x * np.array([0.0, 1.0, 0.0, 1.0]))
+    from jittape.derivatives.zeros import absolute_zeros
+    t = jittape.record(f, X)
+    assert absolute_zeros(t.arrays) == []
+    o = t.optimize(absolute_zero=True)
+    for x in (X, -X, X + 1.0):
+        assert o.value(x) == pytest.approx(f(x), rel=1e-14)
+        np.testing.assert_allclose(o.gradient(x), t.gradient(x), rtol=1e-14)

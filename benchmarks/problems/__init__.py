@@ -15,7 +15,10 @@ A :class:`Problem` carries:
 * ``casadi(ca) -> fun``: ``fun(x)`` builds the objective as a CasADi expression of the
   ``SX`` column symbol ``x`` (scalar-loop problems pass ``ca.vertsplit(x)``, a list of scalar
   symbols, to the same Python function the other tools run);
-* ``fd``: whether SciPy finite differences are tried (small n only).
+* ``fd``: whether SciPy finite differences are tried (small n only);
+* ``absolute_zero``: the compiled tape is optimized with ``absolute_zero=True`` first
+  (:meth:`jittape.Tape.optimize`: ``0 * v`` folded to ``0``), the semantics of the peers
+  whose rates the problem quotes (CppAD, CasADi SX); the interpreted replay keeps IEEE's.
 
 Peers' libraries are imported by the tools (:mod:`benchmarks.tools`) only, so building a
 problem needs NumPy, SciPy, Numba and jittape alone (the compile-time subprocesses rely on
@@ -45,6 +48,7 @@ class Problem:
     notes: list = field(default_factory=list)
     x1: Optional[np.ndarray] = None  # second check point; default: a small perturbation
     quick_skip: dict = field(default_factory=dict)  # tool -> why --quick skips it
+    absolute_zero: bool = False  # compiled tape optimized with absolute_zero=True
 
     @property
     def n(self):

@@ -25,6 +25,9 @@ Sizes are those of cmpad's reference runs (``bin/xam_main.py``, whose results ar
   the zero vector. Tools still do all the arithmetic (on zeros), except those that fold
   identically-zero constants while taping: CppAD (parameters that are identically zero) and
   CasADi's SX graph. The hand gradients are also checked at a non-degenerate size (n = 6).
+  jittape's compiled tape is optimized with ``absolute_zero=True`` (the same rule:
+  :mod:`jittape.derivatives.zeros`), which folds the output into the constant zero; its
+  interpreted replay keeps IEEE arithmetic and sweeps all 303 records.
 
 Rates: cmpad reports gradients per second; :data:`PUBLISHED` holds CppAD's published rates
 (as quoted in issue 12, and cmpad's own ``xam_main.csv`` figures for ``package=cppad``,
@@ -336,11 +339,13 @@ def build(which, key):
         label = f"an_ode n_arg = {ODE_N}, n_other = {ODE_NS} RK4 steps"
         note = ("cmpad an_ode: y_99(2) by 9 RK4 steps (Python loop, vectorized right-hand "
                 "side); at cmpad's size y_99(2) is identically zero, so is the gradient: "
-                "CppAD's published rate (and CasADi SX) fold the zeros away at taping")
+                "CppAD's published rate (and CasADi SX) fold the zeros away at taping; "
+                "jittape's compiled tape does the same (Tape.optimize(absolute_zero=True)), "
+                "its interpreted replay sweeps every record (IEEE: nan * 0 is nan)")
     jax_v, torch_v, ag_v, ca_v = peers(which)
     return Problem(key=key, family=f"cmpad {which}", label=label, x0=x0, f=f, grad_numpy=gn,
                    grad_numba=gj, jax=jax_v, torch=torch_v, autograd=ag_v, casadi=ca_v,
-                   fd=True, notes=[note])
+                   fd=True, notes=[note], absolute_zero=which == "ode")
 
 
 def _central_fd(f, x, eps=1e-6):

@@ -3,7 +3,7 @@
 ``tape.value_and_gradient(xs, batch=True)`` takes the points stacked on a leading axis
 (``(m, n)`` for a tape recorded at shape ``(n,)``; one such stack per differentiated
 argument) and runs the tape's compiled kernel over all of them in one call of
-``tape_batch`` (:data:`jittape.compiler.kernel.BATCH`), without Python between points. With
+``tape_batch`` (:data:`jittape.compiler.frame.BATCH`), without Python between points. With
 ``threads=k`` the rows are split into ``k`` chunks run at once on threads: the kernel
 releases the GIL, and each chunk has buffers of its own. This is how a Python library gets
 past a C++ tape's per-call rate: the per-call overhead is paid once per batch.

@@ -24,11 +24,13 @@ import time
 import numpy as np
 
 from ..sweeps import disk_cache, regions, tiers
-from .kernel_call import F64, entry_point, guard_failure, kernel_result, plain_call
+from .kernel_call import (F64, constant_call, entry_point, guard_failure, kernel_result,
+                          plain_call)
 from .recording import like_input
+from ..compiler.frame import kernel_buffers
 from ..compiler.kernel import CACHED_SECONDS, compile_seconds
 from .._base.values import real_float64
-from ..optable.table import codes
+from ..optable.table import OPS, codes
 from ..sweeps.opsets import for_tape
 
 #: Compiled replays timed against the interpreter's before a tape keeps the faster tier.
@@ -58,10 +60,10 @@ class _Work(threading.local):
 
 def _bound(kernel, val):
     """``kernel``'s entry bound to the value buffer ``val`` (``val0`` or a copy of it), a new
-    adjoint buffer and the pool: ``run(xin, gx) -> value``."""
+    adjoint buffer and the pool, those it takes: ``run(xin, gx) -> value``."""
     adj = np.empty(kernel[3])
     adj[-1] = -1.0  # the failed guard's slot: none (kernel_result)
-    return functools.partial(kernel[4], val, adj, kernel[2])
+    return functools.partial(kernel[4], *kernel_buffers(kernel[0], val, adj, kernel[2]))
 
 
 def _spans_to_zero(t):
@@ -151,9 +153,9 @@ class FastReplay:
         t = self.arrays
         x0 = np.concatenate([t.val[t.off[i]:t.off[i + 1]] for i in t.inputs])
         module = sys.modules[kernel[0].py_func.__module__]
+        buffers = kernel_buffers(kernel[0], kernel[1].copy(), np.empty(kernel[3]), kernel[2])
         disk_cache.FirstCall(module, "tape_kernel", f"a compiled tape of {self.n_records} "
-                             f"records")(kernel[1].copy(), np.empty(kernel[3]), kernel[2], x0,
-                                         np.empty(x0.shape[0]))
+                             f"records")(*buffers, x0, np.empty(x0.shape[0]))
         kernel = kernel[:4] + (entry_point(kernel[0]),)
         self.__dict__.pop("_work", None)  # buffers of another kernel's layout
         self.__dict__.pop("_plain", None)
@@ -433,12 +435,15 @@ class FastReplay:
             return value, g
         return value, g.reshape(x.shape)
 
-    @staticmethod
-    def _plain_call(krun, kernel, shape):
+    def _plain_call(self, krun, kernel, shape):
         """The closure of :func:`~jittape.api.kernel_call.plain_call` for this thread's
         bound kernel ``krun``: on its buffers, for this thread alone; on buffers of its own,
         for every thread, if the kernel holds the GIL
-        (:data:`jittape.compiler.kernel.HOLD_GIL_SLOTS`)."""
+        (:data:`jittape.compiler.kernel.HOLD_GIL_SLOTS`). A tape whose output is a constant
+        and that checks nothing (the absolute zeros of cmpad's ode folded) runs no kernel."""
+        t, out = self.arrays, self.out_id
+        if int(t.op[out]) == codes.CONST and not any(OPS[c].checks for c in set(t.op.tolist())):
+            return constant_call(float(t.val[t.off[out]]), shape)
         if kernel[0].targetoptions.get("nogil", True):
             return plain_call(krun.func, krun.args, shape, threading.get_ident())
         own = _bound(kernel, kernel[1].copy())

@@ -40,31 +40,44 @@ def kernel_result(krun, xin, want_grad):
     failed (:func:`jittape.compiler.kernel.compile_tape`)."""
     g = np.empty(xin.shape[0]) if want_grad else _NO_GRAD
     value = krun(xin, g)
-    if value != value and krun.args[1][-1] >= 0.0:
+    if value != value and krun.args and krun.args[1][-1] >= 0.0:  # (no buffers: no guard)
         return int(krun.args[1][-1]), 0.0, None
     return -1, value, (g if want_grad else None)
 
 
 def plain_call(entry, bufs, shape, owner):
     """``call(x, want_grad) -> (value, gradient or None)``: the kernel's ``entry`` run on
-    work buffers ``bufs`` (``(val, adj, pool)``) at ``x``, an ndarray of float64 of the 1-D
-    ``shape`` (C-contiguous); ``None`` for any other ``x``, for a nan value (a failed guard
-    or the function's own nan) and in a thread other than ``owner`` (the thread whose
-    buffers ``bufs`` are; ``None``: any thread, for a kernel that holds the GIL, whose
-    callers take turns on buffers of the closure's own). The caller then takes its general
-    path, which checks the input and tells a failed guard from a nan (on buffers no other
-    thread runs the kernel on between the call and the read of its guard slot). The
-    gradient is a new array of ``shape``."""
-    n, (val, adj, pool) = shape[0], bufs
+    work buffers ``bufs`` (``(val, adj, pool)``, or ``()`` for a kernel that takes none) at
+    ``x``, an ndarray of float64 of the 1-D ``shape``, C-contiguous (the call checks type,
+    dtype and ndim, the kernel size and stride: :func:`jittape.compiler.frame.input_check`).
+    ``None`` for any other ``x``, for a nan value (a failed guard or the function's own nan)
+    and in a thread other than ``owner`` (the thread whose buffers ``bufs`` are; ``None``:
+    any thread, for a kernel that holds the GIL, whose callers take turns on buffers of the
+    closure's own). The caller then takes its general path, which checks the input and
+    tells a failed guard from a nan (on buffers no other thread runs the kernel on between
+    the call and the read of its guard slot). The gradient is a new array of ``shape``."""
+    n, (val, adj, pool) = shape[0], bufs or (None, None, None)
     empty, ndarray, ident = np.empty, np.ndarray, threading.get_ident
 
-    def call(x, want_grad):
-        if (type(x) is not ndarray or x.dtype is not F64 or x.shape != shape
-                or not x.flags.c_contiguous or (owner is not None and ident() != owner)):
+    def call(x, want_grad):  # (the kernel checks x's size and stride: input_check)
+        if (type(x) is not ndarray or x.dtype is not F64 or x.ndim != 1
+                or (owner is not None and ident() != owner)):
             return None
         g = empty(n) if want_grad else _NO_GRAD
-        value = entry(val, adj, pool, x, g)
+        value = entry(val, adj, pool, x, g) if bufs else entry(x, g)
         if value != value:
             return None
         return value, (g if want_grad else None)
+    return call
+
+
+def constant_call(value, shape):
+    """:func:`plain_call`'s closure for a tape whose output is the constant ``value`` (a
+    float) and that has no guard: the same checks of ``x``, no kernel, a zero gradient."""
+    ndarray, zeros = np.ndarray, np.zeros
+
+    def call(x, want_grad):
+        if type(x) is not ndarray or x.dtype is not F64 or x.shape != shape:
+            return None
+        return value, (zeros(shape) if want_grad else None)
     return call

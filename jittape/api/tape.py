@@ -335,16 +335,29 @@ class Tape(FastReplay):
         return second_order.sparse_hessian_matrix(self, val, pattern, colors, recovery,
                                                   weights)
 
-    def optimize(self):
+    def optimize(self, absolute_zero=False):
         """This tape optimized (:mod:`jittape.tape.optimize`): constants folded (constant
         guards removed), exact algebraic identities (``x * 1``, ``-(-x)``) and common
         subexpressions merged, dead records removed. Returns a new :class:`Tape` with the
         same inputs, values, guards and derivatives (bit-identical but where merged records'
         adjoints add in another order); its ``optimization`` attribute says what went
         (``print(tape.optimize().optimization)``) and ``print`` shows its records. The
-        compiled kernel (:meth:`compile`) is generated from the optimized tape anyway."""
+        compiled kernel (:meth:`compile`) is generated from the optimized tape anyway.
+
+        ``absolute_zero=True`` also folds the records that no input changes once ``0 * v``
+        is taken to be ``0`` for every ``v`` (:mod:`jittape.derivatives.zeros`), CppAD's
+        identically-zero parameters and ``azmul``, CasADi's SX simplification. Values and
+        derivatives are then those of the tape for finite values only: where a folded
+        product's other factor is inf or nan (or its adjoint overflows), NumPy's value is
+        nan and the folded tape's the recorded zero. The records folded: ``optimization.
+        zeros``. A guard failing on the optimized tape records the function again, without
+        this folding. Not for tapes holding custom rules or checkpoints (left as they are)."""
         from ..tape.optimize import optimize
-        arrays, out, report = optimize(self.arrays, self.out_id)
+        fold = ()
+        if absolute_zero:
+            from ..derivatives.zeros import absolute_zeros
+            fold = absolute_zeros(self.arrays)
+        arrays, out, report = optimize(self.arrays, self.out_id, fold)
         tape = Tape(arrays, out, self.out_shape, self.out_value, self.single, self.treedefs)
         tape.optimization = report
         return tape

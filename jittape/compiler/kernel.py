@@ -54,6 +54,7 @@ from .reroll_emit import Rerolling
 from .products import reverse_lines, row_biases
 from . import shared
 from .copies import copy_code
+from .frame import KERNEL_DEF, batch_source, input_check, without_buffers
 from ..tape.optimize import optimize
 
 
@@ -128,7 +129,8 @@ class _Gen(Layout, Rerolling):
             self._record(i)
         # val and adj are the calling thread's work buffers, reused across replays: the
         # constants stay in val, every other slot is written before it is read
-        lines = ["def tape_kernel(val, adj, pool, xin, gx):", "    want_grad = gx.shape[0] > 0"]
+        lines = [KERNEL_DEF[0], input_check(sum(int(self.size[i]) for i in t.inputs)),
+                 "    want_grad = gx.shape[0] > 0"]
         if self.guarded:  # (the slot's -1 from the buffer's making lasts where none can fail)
             lines.append(f"    adj[{self.bad_slot}] = -1.0  # no guard failed (yet)")
         if self.segments:  # (the rerolled loops' scratch lies behind the adjoints)
@@ -158,7 +160,7 @@ class _Gen(Layout, Rerolling):
         sites = collections.Counter(run[0].body for run in self.runs.values())
         self.loop_source, count = loops_source(self.bodies, sites)
         self.n_statements = len(lines) + count
-        return "\n".join(lines) + "\n"
+        return "\n".join(without_buffers(lines)) + "\n"
 
     def F(self, line, d=0):
         self.fwd.append((d, line))
@@ -428,29 +430,15 @@ def module_source(tape, gen, body, cache=True):
                             for r in (op.value, *op.partials)], inline=False),
              _rule_functions(ops), gen.loop_source,
              f'@njit(cache={cache}, nogil={gen.nogil}, error_model="numpy")\n' + body,
-             f'@njit(cache={cache}, nogil=True, error_model="numpy")\n' + BATCH]
+             f'@njit(cache={cache}, nogil=True, error_model="numpy")\n' + batch_source(body)]
     return "\n\n".join(p for p in parts if p)
-
-
-#: The batched replay (:mod:`jittape.api.batch`): the kernel at each row of ``xs`` in one
-#: native call, with buffers of its own (so threads may run it on disjoint rows at once).
-#: Compiled on its first call only: a tape never batched pays nothing for it.
-BATCH = """def tape_batch(val0, nadj, pool, xs, want_grad, values, grads, bad):
-    val = val0.copy()
-    adj = np.empty(nadj)
-    adj[nadj - 1] = -1.0  # (no guard failed: kernels without guards never write it)
-    none = np.empty(0)
-    for p in range(xs.shape[0]):
-        v = tape_kernel(val, adj, pool, xs[p], grads[p] if want_grad else none)
-        bad[p] = int(adj[nadj - 1]) if v != v and adj[nadj - 1] >= 0.0 else -1
-        values[p] = v
-"""
 
 
 def compile_tape(tape):
     """Generate, write and import the compiled kernel of a scalar-output ``tape``.
 
     Returns ``(kernel, val0, pool, nadj)``: ``kernel(val, adj, pool, xin, gx) -> value``
+    (``kernel(xin, gx)`` for a kernel that reads none of the three: :func:`kernel_buffers`)
     runs the forward sweep from the concatenated inputs ``xin`` (float64, C-contiguous) and,
     if ``gx`` is not empty, the reverse sweep, writing the concatenated input adjoints into
     ``gx`` (float64, ``xin``'s size; its own buffer, unlike a returned array it is boxed by

@@ -211,6 +211,13 @@ class Op:
         width``. The tape compiler emits them as loops of literal bounds (cmpad ode's
         ``concatenate`` of two parts: its gradient 9.6 -> 4.2 us), the reverse being their
         transpose (``xbar_record[...] += zbar[...]``): :mod:`jittape.compiler.copies`.
+    value_pattern : bool
+        Structured ops: the ``pattern`` rule also bounds the value, not only the derivative:
+        a result element's value changes with no operand element the rule leaves out, except
+        through products with the constant operands' exact zeros that the rule drops
+        (``0 * v``). The absolute-zero folding (:mod:`jittape.derivatives.zeros`) trusts such
+        rules; any other structured op's result is taken to depend on all of its operands
+        there (sort's rule is not one: its stored permutation moves with the values).
     no_second : str or None
         Why second order (``hvp``, ``hessian``) refuses a tape holding this op, and what to
         do (``{name}`` as in ``no_forward``); None: the generic message of an op without a
@@ -245,6 +252,7 @@ class Op:
     vjp: object = None
     row_reverse: tuple = None
     copies: object = None
+    value_pattern: bool = False
 
     @property
     def arity(self):
@@ -295,13 +303,14 @@ def elementwise(name, kind, numpy, value, partials, doc, scalar=None, uses_c=Fal
 
 def structured(name, numpy, doc, forward, tangent=None, reverse=None, arity=1, checks=False,
                fusion=None, check=None, spec=None, second=None, undefined=None, pattern=None,
-               second_pattern=None, vjp=None, row_reverse=None, copies=None):
+               second_pattern=None, vjp=None, row_reverse=None, copies=None,
+               value_pattern=False):
     """A structured entry: kernels written side by side (see the module docstring)."""
     return Op(name, STRUCTURED, tuple(numpy), doc, forward=forward, tangent=tangent,
               reverse=reverse, checks=checks, fusion=fusion, check=check, spec=spec or Spec(),
               second=second, undefined=undefined, _arity=arity, pattern=pattern,
               second_pattern=second_pattern, vjp=vjp, row_reverse=row_reverse,
-              copies=copies)
+              copies=copies, value_pattern=value_pattern)
 
 
 def region(name, doc, check=None, spec=None):

@@ -45,13 +45,15 @@ def _module(path):
     return module
 
 
-def _kernel_types():
-    """Argument types of ``tape_kernel(val, adj, pool, xin, gx)``, as every replay passes
-    them (:mod:`jittape.api.fastpath`)."""
+def _kernel_types(kernel):
+    """Argument types of ``tape_kernel(val, adj, pool, xin, gx)`` (or of ``tape_kernel(xin,
+    gx)``: :func:`jittape.compiler.frame.kernel_buffers`), as every replay passes them
+    (:mod:`jittape.api.fastpath`)."""
     import numpy as np
     from numba import typeof
     f = np.empty(1)
-    return tuple(map(typeof, (f, f, np.empty(1, np.int64), f, f)))
+    types = tuple(map(typeof, (f, f, np.empty(1, np.int64), f, f)))
+    return types[5 - kernel.py_func.__code__.co_argcount:]
 
 
 def run(job):
@@ -68,7 +70,7 @@ def run(job):
         if job["kind"] == "sweep":
             warmup.call_empty(getattr(module, what), what)
         elif job["kind"] == "kernel":
-            module.tape_kernel.compile(_kernel_types())
+            module.tape_kernel.compile(_kernel_types(module.tape_kernel))
         else:
             _compile_piece(getattr(module, what), job["what"])
         seconds = time.perf_counter() - t0

@@ -167,6 +167,7 @@ def _describe(codes, what):
     names = [OPS[c].name for c in sorted(codes) if OPS[c].kind != "leaf"]
     ops = ", ".join(names) if len(names) <= 8 else \
         f"{len(names)} ops ({', '.join(names[:6])}, ...)"
+    ops = ops or "a tape of inputs and constants only"
     return f"{what.replace('_', ' ')} for {ops}"
 
 

@@ -18,7 +18,10 @@ for C++ algorithmic differentiation", 2012; Griewank & Walther, "Evaluating Deri
   positions), so the gathered array is never materialized: ``params[idx][:, 3:6]`` reads
   ``params`` once (bundle adjustment's camera columns);
 * **dead records**: records that neither the output nor a guard reads, directly or not,
-  go (the inputs stay, as the tape's interface).
+  go (the inputs stay, as the tape's interface);
+* **absolute zeros**, on request only (``fold``): records that no input changes once
+  ``0 * v`` is ``0`` for every ``v`` (:mod:`jittape.derivatives.zeros`, CppAD's and
+  CasADi's rule) become constants of their recorded values, exact for finite values only.
 
 Values, guards and derivatives are bit-identical to the original's except where common
 subexpressions merge: a merged record's adjoint is then the sum of its copies' adjoints,
@@ -51,6 +54,7 @@ class Optimization:
     merged: int = 0  # common subexpressions
     views: int = 0  # views of gathers that became gathers
     dead: int = 0  # records nothing reads
+    zeros: int = 0  # records folded as absolute zeros (asked for: optimize's fold)
     skipped: str = ""  # why the tape was left as it is
     kept: list = None  # the optimized tape's records' ids in the original (None: all)
 
@@ -60,7 +64,8 @@ class Optimization:
         return (f"{self.records_before} records -> {self.records_after}: {self.folded} folded "
                 f"into constants, {self.guards_removed} constant guards removed, "
                 f"{self.identities} identities, {self.merged} common subexpressions merged, "
-                f"{self.views} views of gathers composed, {self.dead} dead records removed")
+                f"{self.views} views of gathers composed, {self.dead} dead records removed"
+                + (f", {self.zeros} absolute zeros folded" if self.zeros else ""))
 
 
 #: ``op: c`` for the unary ops that are the identity at that immediate (exact in IEEE
@@ -68,10 +73,12 @@ class Optimization:
 IDENTITIES = {K.MULC: 1.0, K.DIVC: 1.0, K.POWC: 1.0, K.ADDC: -0.0}
 
 
-def optimize(t, out):
+def optimize(t, out, fold=()):
     """``(arrays, out, report)``: the optimized tape arrays of ``t`` (record ids renumbered;
     its inputs in the same order), the new id of output record ``out`` (-1 stays -1) and an
-    :class:`Optimization` report. ``t`` itself is not changed."""
+    :class:`Optimization` report. ``t`` itself is not changed. ``fold``: ids of records to
+    fold into constants of their recorded values besides those of constants only (the
+    absolute zeros of :func:`jittape.derivatives.zeros.absolute_zeros`)."""
     n = t.n_records
     report = Optimization(n, n)
     kinds = {OPS[c].kind for c in set(t.op.tolist())}
@@ -82,7 +89,7 @@ def optimize(t, out):
     composed = _compose_views(t, reads, report)
     if composed is not t:  # (the views now read the gathers' operands)
         t, reads = composed, operand_lists(composed)
-    rep, const, folded = _forward_pass(t, reads, report)
+    rep, const, folded = _forward_pass(t, reads, report, set(fold))
     live = _live(t, out, reads, rep, const)
     return _rebuild(t, out, rep, folded, live, report)
 
@@ -136,9 +143,10 @@ def _pool_segments(t, op, k):
     return dict(zip(starts, zip(starts, ends)))
 
 
-def _forward_pass(t, reads, report):
+def _forward_pass(t, reads, report, fold):
     """Per record: its representative (itself, or the earlier record it equals), whether it
-    is input-independent, and whether it is folded into a constant."""
+    is input-independent, and whether it is folded into a constant (``fold``: records to
+    fold whatever they read)."""
     n = t.n_records
     op, a, b, k, c = (col.tolist() for col in (t.op, t.a, t.b, t.k, t.c))
     off, val = t.off.tolist(), t.val
@@ -154,6 +162,10 @@ def _forward_pass(t, reads, report):
                 key = ("const", t.shapes.get(i), val[off[i]:off[i + 1]].tobytes())
                 rep[i] = seen.setdefault(key, i)
                 report.merged += rep[i] != i
+            continue
+        if i in fold:
+            const[i] = folded[i] = True
+            report.zeros += 1
             continue
         if ids and all(const[j] for j in ids):
             if spec.checks:  # a guard on a constant: it can never fail

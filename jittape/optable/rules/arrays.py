@@ -419,31 +419,31 @@ _NONE = "no derivative (integer result); guarded when used"
 INDEXING_OPS = [
     structured("slice", [], "z = x[k:k+n] (contiguous indexing); xbar[k:k+n] += zbar",
                slice_forward, slice_tangent, slice_reverse, fusion="slice", check=slice_check,
-               second="linear", pattern=P.slice_pattern, vjp=slice_vjp),
+               second="linear", pattern=P.slice_pattern, value_pattern=True, vjp=slice_vjp),
     structured("gather", [np.take],
                "z = x[idx] (integer-array indexing, np.take); xbar[idx] += zbar "
                "(scatter-add)", gather_forward, gather_tangent, gather_reverse,
                fusion="gather", check=gather_check, second="linear",
-               pattern=P.gather_pattern, vjp=gather_vjp),
+               pattern=P.gather_pattern, value_pattern=True, vjp=gather_vjp),
     structured("concat", [np.concatenate, np.stack], "each part's xbar += its block of zbar",
                concat_forward, concat_tangent, concat_reverse, arity=-1, check=concat_check,
-               second="linear", pattern=P.concat_pattern, vjp=concat_vjp,
+               second="linear", pattern=P.concat_pattern, value_pattern=True, vjp=concat_vjp,
                copies=concat_copies),
 ]
 
 REDUCTION_OPS = [
     structured("sum", [np.sum, np.mean], "xbar[r, t, q] += zbar[r, q]", sum_forward,
                sum_tangent, sum_reverse, fusion="sum", check=layout_check(True, 0),
-               second="linear", pattern=P.reduction_pattern, vjp=sum_vjp),
+               second="linear", pattern=P.reduction_pattern, value_pattern=True, vjp=sum_vjp),
     structured("prod", [np.prod], "xbar += zbar * prod of the other factors (exact with zeros)",
                prod_forward, prod_tangent, prod_reverse, check=layout_check(True, 0),
-               second=prod_hvp, pattern=P.reduction_pattern, vjp=prod_vjp),
+               second=prod_hvp, pattern=P.reduction_pattern, value_pattern=True, vjp=prod_vjp),
     structured("max", [np.max, np.amax], "the maximal elements share zbar evenly",
                max_forward, extremum_tangent, extremum_reverse, check=layout_check(False, 0),
-               second="linear", pattern=P.reduction_pattern, vjp=extremum_vjp),
+               second="linear", pattern=P.reduction_pattern, value_pattern=True, vjp=extremum_vjp),
     structured("min", [np.min, np.amin], "the minimal elements share zbar evenly",
                min_forward, extremum_tangent, extremum_reverse, check=layout_check(False, 0),
-               second="linear", pattern=P.reduction_pattern, vjp=extremum_vjp),
+               second="linear", pattern=P.reduction_pattern, value_pattern=True, vjp=extremum_vjp),
 ]
 
 CONTROL_OPS = [
@@ -457,11 +457,11 @@ CONTROL_OPS = [
 SCAN_OPS = [
     structured("cumsum", [np.cumsum], "xbar[t] += sum_{s >= t} zbar[s] (a reversed cumsum)",
                cumsum_forward, cumsum_tangent, cumsum_reverse, check=layout_check(True),
-               second="linear", pattern=P.scan_pattern, vjp=cumsum_vjp),
+               second="linear", pattern=P.scan_pattern, value_pattern=True, vjp=cumsum_vjp),
     structured("cumprod", [np.cumprod],
                "xbar[t] += z[t-1] R[t], R[t] = zbar[t] + x[t+1] R[t+1] (exact with zeros)",
                cumprod_forward, cumprod_tangent, cumprod_reverse, check=layout_check(True),
-               spec=Spec(lo=0.5), second=cumprod_hvp, pattern=P.scan_pattern,
+               spec=Spec(lo=0.5), second=cumprod_hvp, pattern=P.scan_pattern, value_pattern=True,
                vjp=cumprod_vjp),
     structured("sort", [np.sort], "z = x[perm]; xbar[perm] += zbar (the adjoint follows the "
                "permutation, recomputed on replay)", sort_forward, sort_tangent, sort_reverse,
@@ -475,6 +475,6 @@ VIEW_OPS = [
                "transposes, flips, broadcasting: no index array); xbar at those positions "
                "+= zbar (summed over broadcast axes)",
                strided_forward, strided_tangent, strided_reverse, fusion="strided",
-               check=strided_check, second="linear", pattern=P.strided_pattern,
+               check=strided_check, second="linear", pattern=P.strided_pattern, value_pattern=True,
                vjp=strided_vjp),
 ]

@@ -203,7 +203,7 @@ CUSTOM_OPS = [
     structured("custom_arg", [], "z = x; zdot = xdot; no adjoint flows to x (the argument "
                "of a custom rule's function: the rule's record gives x its adjoint)",
                custom_arg_forward, custom_arg_tangent, None, check=custom_arg_check,
-               second="linear", pattern=identity_pattern,
+               second="linear", pattern=identity_pattern, value_pattern=True,
                spec=Spec(shapes=(((4,),),), fn="jittape.custom.examples.nested_example")),
     region("custom_begin", "marks a region (a custom rule's bwd or jvp, a checkpointed "
            "loop's step, recorded); the sweeps skip it up to its owner (k), whose rule runs it",

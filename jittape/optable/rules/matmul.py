@@ -229,5 +229,5 @@ MATMUL = structured("matmul", [np.matmul, np.dot],
                     "Z = X @ Y; Zdot = Xdot Y + X Ydot; Xbar += Zbar Y^T; Ybar += X^T Zbar",
                     matmul_forward, matmul_tangent, matmul_reverse, arity=2,
                     check=matmul_check, second=matmul_hvp, pattern=P.matmul_pattern,
-                    second_pattern=P.matmul_pairs, vjp=matmul_vjp,
+                    value_pattern=True, second_pattern=P.matmul_pairs, vjp=matmul_vjp,
                     row_reverse=(matmul_blocks, matmul_row_reverse))
