@@ -15,7 +15,6 @@ kernel is dropped if it lost: interpreting a tape of a few large array records (
 matrix, BLAS products) can beat the generated kernel.
 """
 
-import functools
 import math
 import sys
 import threading
@@ -24,13 +23,13 @@ import time
 import numpy as np
 
 from ..sweeps import disk_cache, regions, tiers
-from .kernel_call import (F64, constant_call, entry_point, guard_failure, kernel_result,
-                          plain_call)
+from .kernel_call import (F64, PLAIN_METHODS, bound_kernel, constant_methods, entry_point,
+                          guard_failure, kernel_result, one_vector_call, plain_methods)
 from .recording import like_input
 from ..compiler.frame import kernel_buffers
 from ..compiler.kernel import CACHED_SECONDS, compile_seconds
 from .._base.values import real_float64
-from ..optable.table import OPS, codes
+from ..optable.table import codes
 from ..sweeps.opsets import for_tape
 
 #: Compiled replays timed against the interpreter's before a tape keeps the faster tier.
@@ -56,14 +55,6 @@ class _Work(threading.local):
     val = adj = None
     run = None  # the interpreted replay over val and adj (FastReplay._interpreter)
     krun = None  # the compiled kernel's (FastReplay._kernel_run)
-
-
-def _bound(kernel, val):
-    """``kernel``'s entry bound to the value buffer ``val`` (``val0`` or a copy of it), a new
-    adjoint buffer and the pool, those it takes: ``run(xin, gx) -> value``."""
-    adj = np.empty(kernel[3])
-    adj[-1] = -1.0  # the failed guard's slot: none (kernel_result)
-    return functools.partial(kernel[4], *kernel_buffers(kernel[0], val, adj, kernel[2]))
 
 
 def _spans_to_zero(t):
@@ -109,7 +100,8 @@ class FastReplay:
     _plain = None
 
     _TRANSIENT = ("_work", "_plain", "_val0_owner", "_kernel", "_trial", "_generated",
-                  "_optimized", "_pending_kernel", "_replay_ready", "_tier_claim")
+                  "_optimized", "_pending_kernel", "_replay_ready", "_tier_claim",
+                  *PLAIN_METHODS)
     _TIERING = ("_timed", "_spent", "_best", "_tried", "_cost", "lost_trial")
 
     def __getstate__(self):
@@ -135,6 +127,11 @@ class FastReplay:
         """
         self._tried = True  # asked (or refused): not tried again by itself
         self._install(trial=False)
+        if self._in_ids is None:
+            self._prepare()
+        shape = self._plain_shape
+        if shape is not None and len(shape) == 1 and self._plain is None:  # (see _make_plain)
+            self._make_plain(self._kernel_run(self._kernel), self._kernel, shape)
         return self
 
     def _install(self, trial):
@@ -158,7 +155,7 @@ class FastReplay:
                              f"records")(*buffers, x0, np.empty(x0.shape[0]))
         kernel = kernel[:4] + (entry_point(kernel[0]),)
         self.__dict__.pop("_work", None)  # buffers of another kernel's layout
-        self.__dict__.pop("_plain", None)
+        self._drop_plain()
         self._trial = [math.inf, math.inf, 0] if trial else None
         self._kernel = kernel  # last: replays in other threads see it
 
@@ -238,7 +235,7 @@ class FastReplay:
         if work.krun is None:  # (compile() drops the runs of an earlier kernel)
             owner = self.__dict__.setdefault("_val0_owner", threading.get_ident())
             val = kernel[1] if owner == threading.get_ident() else kernel[1].copy()
-            work.krun = _bound(kernel, val)
+            work.krun = bound_kernel(kernel, val)
         return work.krun
 
     # --- the tiers ---
@@ -388,7 +385,7 @@ class FastReplay:
             self.lost_trial = (tuple(trial[:2]), self._best)
             self._kernel = None
             self.__dict__.pop("_work", None)  # (its krun would still run the kernel)
-            self.__dict__.pop("_plain", None)
+            self._drop_plain()
 
     # --- the fast path of scalar outputs ---
     def _prepare(self):
@@ -424,7 +421,7 @@ class FastReplay:
         if (work is not None and x.ndim == 1 and work.krun is not None and kernel is not None
                 and self._trial is None):
             if self._plain is None:  # (made now; the public replays try it before this)
-                self._plain = self._plain_call(work.krun, kernel, x.shape)
+                self._make_plain(work.krun, kernel, x.shape)
                 out = self._plain(x, want_grad)
                 if out is not None:
                     return out
@@ -435,19 +432,19 @@ class FastReplay:
             return value, g
         return value, g.reshape(x.shape)
 
-    def _plain_call(self, krun, kernel, shape):
-        """The closure of :func:`~jittape.api.kernel_call.plain_call` for this thread's
-        bound kernel ``krun``: on its buffers, for this thread alone; on buffers of its own,
-        for every thread, if the kernel holds the GIL
-        (:data:`jittape.compiler.kernel.HOLD_GIL_SLOTS`). A tape whose output is a constant
-        and that checks nothing (the absolute zeros of cmpad's ode folded) runs no kernel."""
-        t, out = self.arrays, self.out_id
-        if int(t.op[out]) == codes.CONST and not any(OPS[c].checks for c in set(t.op.tolist())):
-            return constant_call(float(t.val[t.off[out]]), shape)
-        if kernel[0].targetoptions.get("nogil", True):
-            return plain_call(krun.func, krun.args, shape, threading.get_ident())
-        own = _bound(kernel, kernel[1].copy())
-        return plain_call(own.func, own.args, shape, None)
+    def _make_plain(self, krun, kernel, shape):
+        """The one-vector closure (``_plain``) and, for a kernel, the tape's own
+        ``value``, ``gradient`` and ``value_and_gradient`` written around it
+        (:func:`~jittape.api.kernel_call.plain_methods`)."""
+        call = one_vector_call(self, krun, kernel, shape)
+        spec, constant = getattr(call, "spec", None), getattr(call, "constant", None)
+        self.__dict__.update(plain_methods(self, *spec) if constant is None else
+                             constant_methods(self, *constant))
+        self._plain = call
+
+    def _drop_plain(self):
+        for name in ("_plain", *PLAIN_METHODS):
+            self.__dict__.pop(name, None)
 
     def _fast_general(self, xs, want_grad):
         """:meth:`_fast` for floats, several or structured arguments, other dtypes."""

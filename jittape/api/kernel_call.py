@@ -7,11 +7,15 @@ checks is read from closure cells, not looked up on the tape (``benchmarks/
 bench_overhead.py`` measures it).
 """
 
+import functools
 import threading
+import weakref
 
 import numpy as np
 
 from .._base.errors import GuardFailure
+from ..compiler.frame import kernel_buffers
+from ..optable.table import OPS, codes
 
 F64 = np.dtype(np.float64)
 _NO_GRAD = np.empty(0)  # the kernel's gx when no gradient is wanted (never written)
@@ -45,6 +49,29 @@ def kernel_result(krun, xin, want_grad):
     return -1, value, (g if want_grad else None)
 
 
+def bound_kernel(kernel, val):
+    """``kernel``'s entry bound to the value buffer ``val`` (``val0`` or a copy of it), a new
+    adjoint buffer and the pool, those it takes: ``run(xin, gx) -> value``."""
+    adj = np.empty(kernel[3])
+    adj[-1] = -1.0  # the failed guard's slot: none (kernel_result)
+    return functools.partial(kernel[4], *kernel_buffers(kernel[0], val, adj, kernel[2]))
+
+
+def one_vector_call(tape, krun, kernel, shape):
+    """The closure of :func:`plain_call` for this thread's bound kernel ``krun`` of
+    ``tape``: on its buffers, for this thread alone; on buffers of its own, for every
+    thread, if the kernel holds the GIL (:data:`jittape.compiler.kernel.HOLD_GIL_SLOTS`).
+    A tape whose output is a constant and that checks nothing (the absolute zeros of cmpad's
+    ode folded) runs no kernel: :func:`constant_call`."""
+    t, out = tape.arrays, tape.out_id
+    if int(t.op[out]) == codes.CONST and not any(OPS[c].checks for c in set(t.op.tolist())):
+        return constant_call(float(t.val[t.off[out]]), shape)
+    if kernel[0].targetoptions.get("nogil", True):
+        return plain_call(krun.func, krun.args, shape, threading.get_ident())
+    own = bound_kernel(kernel, kernel[1].copy())
+    return plain_call(own.func, own.args, shape, None)
+
+
 def plain_call(entry, bufs, shape, owner):
     """``call(x, want_grad) -> (value, gradient or None)``: the kernel's ``entry`` run on
     work buffers ``bufs`` (``(val, adj, pool)``, or ``()`` for a kernel that takes none) at
@@ -68,6 +95,7 @@ def plain_call(entry, bufs, shape, owner):
         if value != value:
             return None
         return value, (g if want_grad else None)
+    call.spec = (entry, bufs, shape, owner)  # (plain_methods writes the same call)
     return call
 
 
@@ -80,4 +108,64 @@ def constant_call(value, shape):
         if type(x) is not ndarray or x.dtype is not F64 or x.shape != shape:
             return None
         return value, (zeros(shape) if want_grad else None)
+    call.constant = (value, shape)  # (plain_methods writes the same)
     return call
+
+
+#: The replays that :func:`plain_methods` gives a compiled tape of its own, with what each
+#: returns: the value, the gradient, or both
+PLAIN_METHODS = {"value": 0, "gradient": 1, "value_and_gradient": 2}
+
+
+def plain_methods(tape, entry, bufs, shape, owner):
+    """``{name: method}`` for the tape's ``__dict__``: :data:`PLAIN_METHODS` called on the
+    tape itself, each the kernel's call of :func:`plain_call` written into it, so that
+    ``tape.gradient(x)`` runs one Python frame (a method calling the closure cost 135 ns
+    more, a fifth of cmpad det's gradient). Anything :func:`plain_call` refuses goes to the
+    class's method of that name (through a weak reference: no cycle keeps a tape alive)."""
+    n, (val, adj, pool) = shape[0], bufs or (None, None, None)
+    empty, ndarray, ident, ref, cls = np.empty, np.ndarray, threading.get_ident, \
+        weakref.ref(tape), type(tape)
+
+    def make(name, kind):
+        general = getattr(cls, name)
+
+        def method(*xs, batch=False, threads=1, _val=None):
+            if len(xs) == 1 and not batch and _val is None:
+                x = xs[0]
+                if (type(x) is ndarray and x.dtype is F64 and x.ndim == 1
+                        and (owner is None or ident() == owner)):
+                    g = empty(n) if kind else _NO_GRAD
+                    value = entry(val, adj, pool, x, g) if bufs else entry(x, g)
+                    if value == value:
+                        return value if kind == 0 else g if kind == 1 else (value, g)
+            return _general(general, ref, xs, batch, threads, _val)
+        return functools.update_wrapper(method, general)
+    return {name: make(name, kind) for name, kind in PLAIN_METHODS.items()}
+
+
+def constant_methods(tape, value, shape):
+    """:func:`plain_methods` of a tape whose output is the constant ``value`` and that has
+    no guard (:func:`constant_call`): its value, a zero gradient, no kernel."""
+    ndarray, zeros, ref, cls = np.ndarray, np.zeros, weakref.ref(tape), type(tape)
+
+    def make(name, kind):
+        general = getattr(cls, name)
+
+        def method(*xs, batch=False, threads=1, _val=None):
+            if len(xs) == 1 and not batch and _val is None:
+                x = xs[0]
+                if type(x) is ndarray and x.dtype is F64 and x.shape == shape:
+                    return value if kind == 0 else zeros(shape) if kind == 1 else \
+                        (value, zeros(shape))
+            return _general(general, ref, xs, batch, threads, _val)
+        return functools.update_wrapper(method, general)
+    return {name: make(name, kind) for name, kind in PLAIN_METHODS.items()}
+
+
+def _general(method, ref, xs, batch, threads, _val):
+    """The class's ``method`` of the tape ``ref()`` refers to, for what the tape's own
+    methods do not take."""
+    if _val is None:
+        return method(ref(), *xs, batch=batch, threads=threads)
+    return method(ref(), *xs, batch=batch, threads=threads, _val=_val)

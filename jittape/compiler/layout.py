@@ -60,9 +60,10 @@ class Layout:
     def _partition(self):
         t = self.t
         cur, n = [], 0
-        # scalar leaves between members (the 0 of logaddexp(0, x)) do not split a loop: they
-        # are emitted before everything else (at most a few in a row: far fewer than a
-        # rerolled segment covers, so none of them is in one)
+        # leaves between members (the 0 of logaddexp(0, x), a data array) and scalar loads of
+        # leaves (cmpad llsq's x[i] in `model + x[i] * t ** i`) do not split a loop: they are
+        # emitted before everything else (at most a few in a row: far fewer than a rerolled
+        # segment covers, so none of them is in one)
         self.hoisted, leaves = [], []
         for i in range(t.n_records):
             if cur and self._is_member(i, n, cur):
@@ -70,8 +71,7 @@ class Layout:
                 self.hoisted += leaves
                 leaves = []
                 continue
-            if cur and len(leaves) < 8 and self.size[i] == 1 and \
-                    int(t.op[i]) in (codes.INPUT, codes.CONST):
+            if cur and len(leaves) < 8 and self._leaf_like(i):
                 leaves.append(i)
                 continue
             leaves = []
@@ -89,6 +89,15 @@ class Layout:
                 cur, n = [i], int(self.size[i])
         if cur:
             self._close(cur, -1)
+
+    def _leaf_like(self, i):
+        """Whether record ``i`` may be emitted before everything else: a constant, a scalar
+        input, or a scalar load (a slice) of a leaf."""
+        opc = int(self.t.op[i])
+        if opc == codes.CONST or (opc == codes.INPUT and self.size[i] == 1):
+            return True
+        return self.size[i] == 1 and opc in _LOADS and int(self.t.op[self.t.a[i]]) in (
+            codes.INPUT, codes.CONST)
 
     def _layout(self):
         """Compact buffer offsets ``bo`` for the records whose values are read from memory.
