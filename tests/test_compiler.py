@@ -591,6 +591,43 @@ def test_concatenations_compile_to_literal_copies_bit_identical(monkeypatch):
     check_gradient(_moves, lambda y, t: tape.gradient(y, t), (x, s), argnums=(0, 1))
 
 
+def _polyfit_loss(x):
+    """cmpad llsq's kind: a model built coefficient by coefficient over 50 points (scalar
+    loads of x between array records), then the squared residual."""
+    t = np.linspace(-1.0, 1.0, 50)
+    ti, model = t ** 0, x[0] * t ** 0
+    for i in range(1, x.size):
+        ti = ti * t
+        model = model + x[i] * ti
+    r = model - np.sign(t)
+    return 0.5 * np.sum(r * r)
+
+
+def test_a_long_chain_fuses_into_one_loop_and_its_end_is_stored(monkeypatch):
+    """Scalar loads of the inputs and constant arrays do not split a fused loop, and the
+    reverse loop loads a member whose recomputation would recompute more than
+    RECOMPUTE_CONE members (the residual) instead: the same values and gradients, bit for
+    bit, as the kernel recomputing it; the gradient V^T (V x - q) in closed form."""
+    from jittape.compiler import fusion
+    x = np.linspace(-0.5, 0.7, 9)
+    tape = jittape.record(_polyfit_loss, x)
+    src = kernel_source(tape)
+    assert src.count("for j in range(50):") == 2  # one forward, one reverse loop
+    tape.compile()
+    monkeypatch.setattr(fusion, "RECOMPUTE_CONE", 10 ** 6)
+    again = jittape.record(_polyfit_loss, x)
+    assert kernel_source(again) != src and kernel_source(again).count("for j in") == 2
+    again.compile()
+    t = np.linspace(-1.0, 1.0, 50)
+    V = np.vander(t, 9, increasing=True)
+    for y in (x, x[::-1] * 1.7):
+        v, g = tape.value_and_gradient(y)
+        rv, rg = again.value_and_gradient(y)
+        assert v == rv and np.array_equal(g, rg)
+        assert v == pytest.approx(_polyfit_loss(y), rel=1e-13)
+        np.testing.assert_allclose(g, V.T @ (V @ y - np.sign(t)), rtol=1e-11, atol=1e-12)
+
+
 @pytest.mark.parametrize("where", ["estimate", "compile"])
 def test_a_tape_whose_compile_raises_stays_interpreted_with_a_notice(monkeypatch, capfd, where):
     import jittape.api.fastpath as F

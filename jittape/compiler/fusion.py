@@ -12,6 +12,10 @@ _CHEAP_CALLS = {"abs", "max", "min"}
 #: flat (an AVX2 vector of doubles: a shorter row unrolls, a longer one vectorizes only in
 #: the flat loop)
 FLAT_ROWS = 4
+#: A member whose recomputation would recompute more members than this (cmpad llsq's
+#: residual, the end of a chain of 18 products and sums over the points) is stored by the
+#: forward loop and loaded by the reverse loop instead
+RECOMPUTE_CONE = 8
 
 
 def _costly(op):
@@ -33,6 +37,9 @@ def plan(t, members):
     cheap, store what is not). A member nobody's partial reads, directly or through a
     recomputed member, is not recomputed at all. Returns ``(needed, stored)``."""
     mset = set(members)
+    cone = {}  # member -> members its recomputation reads, at most RECOMPUTE_CONE + 1
+    for m in members:
+        cone[m] = min(RECOMPUTE_CONE + 1, 1 + sum(cone.get(j, 0) for j in operands(t, m)))
     needed, stored = set(), set()
     for m in reversed(members):
         op = OPS[int(t.op[m])]
@@ -44,7 +51,7 @@ def plan(t, members):
                 if j in mset and _uses(op, name):
                     needed.add(j)
         if m in needed:
-            if op.elementwise and _costly(op):
+            if op.elementwise and (_costly(op) or cone[m] > RECOMPUTE_CONE):
                 stored.add(m)
             else:  # recomputed from its operands
                 needed.update(j for j in ids if j in mset)
