@@ -1,5 +1,7 @@
 """Compiled tapes (jittape.compiler.kernel) agree with the interpreter, opcode by opcode."""
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -277,6 +279,9 @@ def test_a_kernel_reading_no_buffer_takes_its_input_and_gradient_only():
     nan = y.copy()
     nan[0] = np.nan
     assert np.isnan(tape.value(nan))  # the function's nan: no guard failure
+    grad = jittape.record(_det3, x).compile().gradient  # the tape's own method, kept alone
+    gc.collect()
+    np.testing.assert_array_equal(grad(y.tolist()), want)  # (the class's method: the tape)
 
 
 def test_taped_compiles_once_replays_have_cost_more_than_compiling(compiles):

@@ -126,19 +126,11 @@ def test_tapes_with_regions_are_left_as_they_are():
 
 
 # --- absolute zeros (Tape.optimize(absolute_zero=True), jittape.derivatives.zeros) ---------
-def _rk4_last(x, steps=2):
-    """cmpad's an_ode at a small size: y' = f(y), f_0 = x_0, f_i = x_i y_{i-1}, y(0) = 0;
-    after ``steps`` RK4 steps only y_0 .. y_{4 steps - 1} are non-zero."""
-    def f(y):
-        return np.concatenate([x[:1], x[1:] * y[:-1]])
-    h, y = 0.25, np.zeros(x.shape[0])
-    for _ in range(steps):
-        k1 = f(y)
-        k2 = f(y + (0.5 * h) * k1)
-        k3 = f(y + (0.5 * h) * k2)
-        k4 = f(y + h * k3)
-        y = y + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-    return y[-1]
+def _rk4_last(x):
+    """cmpad's an_ode (benchmarks/problems/cmpad.py) at a small size: y' = f(y), f_0 = x_0,
+    f_i = x_i y_{i-1}, y(0) = 0, 2 RK4 steps of 0.25; only y_0 .. y_7 are then non-zero."""
+    from benchmarks.problems.cmpad import ode_last
+    return ode_last(x, np.zeros, np.concatenate, ns=2, tf=0.5)
 
 
 def test_absolute_zeros_fold_an_identically_zero_output():

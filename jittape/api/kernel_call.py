@@ -9,7 +9,6 @@ bench_overhead.py`` measures it).
 
 import functools
 import threading
-import weakref
 
 import numpy as np
 
@@ -122,10 +121,10 @@ def plain_methods(tape, entry, bufs, shape, owner):
     tape itself, each the kernel's call of :func:`plain_call` written into it, so that
     ``tape.gradient(x)`` runs one Python frame (a method calling the closure cost 135 ns
     more, a fifth of cmpad det's gradient). Anything :func:`plain_call` refuses goes to the
-    class's method of that name (through a weak reference: no cycle keeps a tape alive)."""
+    class's method of that name (the method holds the tape, as a bound method would: the
+    cycle through the tape's ``__dict__`` is the garbage collector's)."""
     n, (val, adj, pool) = shape[0], bufs or (None, None, None)
-    empty, ndarray, ident, ref, cls = np.empty, np.ndarray, threading.get_ident, \
-        weakref.ref(tape), type(tape)
+    empty, ndarray, ident, cls = np.empty, np.ndarray, threading.get_ident, type(tape)
 
     def make(name, kind):
         general = getattr(cls, name)
@@ -139,7 +138,7 @@ def plain_methods(tape, entry, bufs, shape, owner):
                     value = entry(val, adj, pool, x, g) if bufs else entry(x, g)
                     if value == value:
                         return value if kind == 0 else g if kind == 1 else (value, g)
-            return _general(general, ref, xs, batch, threads, _val)
+            return _general(general, tape, xs, batch, threads, _val)
         return functools.update_wrapper(method, general)
     return {name: make(name, kind) for name, kind in PLAIN_METHODS.items()}
 
@@ -147,7 +146,7 @@ def plain_methods(tape, entry, bufs, shape, owner):
 def constant_methods(tape, value, shape):
     """:func:`plain_methods` of a tape whose output is the constant ``value`` and that has
     no guard (:func:`constant_call`): its value, a zero gradient, no kernel."""
-    ndarray, zeros, ref, cls = np.ndarray, np.zeros, weakref.ref(tape), type(tape)
+    ndarray, zeros, cls = np.ndarray, np.zeros, type(tape)
 
     def make(name, kind):
         general = getattr(cls, name)
@@ -158,14 +157,13 @@ def constant_methods(tape, value, shape):
                 if type(x) is ndarray and x.dtype is F64 and x.shape == shape:
                     return value if kind == 0 else zeros(shape) if kind == 1 else \
                         (value, zeros(shape))
-            return _general(general, ref, xs, batch, threads, _val)
+            return _general(general, tape, xs, batch, threads, _val)
         return functools.update_wrapper(method, general)
     return {name: make(name, kind) for name, kind in PLAIN_METHODS.items()}
 
 
-def _general(method, ref, xs, batch, threads, _val):
-    """The class's ``method`` of the tape ``ref()`` refers to, for what the tape's own
-    methods do not take."""
+def _general(method, tape, xs, batch, threads, _val):
+    """The class's ``method`` of ``tape``, for what the tape's own methods do not take."""
     if _val is None:
-        return method(ref(), *xs, batch=batch, threads=threads)
-    return method(ref(), *xs, batch=batch, threads=threads, _val=_val)
+        return method(tape, *xs, batch=batch, threads=threads)
+    return method(tape, *xs, batch=batch, threads=threads, _val=_val)
