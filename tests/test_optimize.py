@@ -193,3 +193,22 @@ def test_absolute_zeros_never_freeze_a_value_that_moves():
     for x in (X, -X, X + 1.0):
         assert o.value(x) == pytest.approx(f(x), rel=1e-14)
         np.testing.assert_allclose(o.gradient(x), t.gradient(x), rtol=1e-14)
+
+
+def test_absolute_zeros_remove_guards_on_folded_values_only():
+    """A branch on ``x[0] * 0.0`` reads a folded value: its guard goes; a branch on x[1]
+    keeps its guard, which fails as on the recorded tape."""
+    def f(x):
+        s = np.sum(x ** 2) if x[0] * 0.0 < 1.0 else 0.0
+        return s + x[1] if x[1] > 0 else s - x[1]
+    t = jittape.record(f, X)
+    guards = lambda tape: int(np.sum(tape.arrays.op == K.GUARD))  # noqa: E731
+    o = t.optimize(absolute_zero=True)
+    assert guards(t.optimize()) == 2 and guards(o) == 1
+    assert o.optimization.guards_removed == 1
+    y = X * 1.5
+    assert o.value(y) == t.value(y) == f(y)
+    np.testing.assert_array_equal(o.gradient(y), t.gradient(y))
+    for tape in (t, o):
+        with pytest.raises(jittape.GuardFailure):
+            tape.value(-X)

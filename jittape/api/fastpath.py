@@ -23,8 +23,8 @@ import time
 import numpy as np
 
 from ..sweeps import disk_cache, regions, tiers
-from .kernel_call import (F64, PLAIN_METHODS, bound_kernel, constant_methods, entry_point,
-                          guard_failure, kernel_result, one_vector_call, plain_methods)
+from .kernel_call import (F64, PLAIN_METHODS, bound_kernel, entry_point, guard_failure,
+                          kernel_result, one_vector_call)
 from .recording import like_input
 from ..compiler.frame import kernel_buffers
 from ..compiler.kernel import CACHED_SECONDS, compile_seconds
@@ -436,10 +436,8 @@ class FastReplay:
         """The one-vector closure (``_plain``) and, for a kernel, the tape's own
         ``value``, ``gradient`` and ``value_and_gradient`` written around it
         (:func:`~jittape.api.kernel_call.plain_methods`)."""
-        call = one_vector_call(self, krun, kernel, shape)
-        spec, constant = getattr(call, "spec", None), getattr(call, "constant", None)
-        self.__dict__.update(plain_methods(self, *spec) if constant is None else
-                             constant_methods(self, *constant))
+        call, methods = one_vector_call(self, krun, kernel, shape)
+        self.__dict__.update(methods)
         self._plain = call
 
     def _drop_plain(self):

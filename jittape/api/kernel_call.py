@@ -57,18 +57,22 @@ def bound_kernel(kernel, val):
 
 
 def one_vector_call(tape, krun, kernel, shape):
-    """The closure of :func:`plain_call` for this thread's bound kernel ``krun`` of
-    ``tape``: on its buffers, for this thread alone; on buffers of its own, for every
-    thread, if the kernel holds the GIL (:data:`jittape.compiler.kernel.HOLD_GIL_SLOTS`).
-    A tape whose output is a constant and that checks nothing (the absolute zeros of cmpad's
-    ode folded) runs no kernel: :func:`constant_call`."""
+    """``(call, methods)`` for this thread's bound kernel ``krun`` of ``tape``: the closure
+    of :func:`plain_call` and the tape's own methods of :func:`plain_methods`, both on
+    ``krun``'s buffers, for this thread alone, or on buffers of their own, for every thread,
+    if the kernel holds the GIL (:data:`jittape.compiler.kernel.HOLD_GIL_SLOTS`). A tape
+    whose output is a constant and that checks nothing (the absolute zeros of cmpad's ode
+    folded) runs no kernel: :func:`constant_call` and :func:`constant_methods`."""
     t, out = tape.arrays, tape.out_id
     if int(t.op[out]) == codes.CONST and not any(OPS[c].checks for c in set(t.op.tolist())):
-        return constant_call(float(t.val[t.off[out]]), shape)
+        value = float(t.val[t.off[out]])
+        return constant_call(value, shape), constant_methods(tape, value, shape)
     if kernel[0].targetoptions.get("nogil", True):
-        return plain_call(krun.func, krun.args, shape, threading.get_ident())
-    own = bound_kernel(kernel, kernel[1].copy())
-    return plain_call(own.func, own.args, shape, None)
+        spec = (krun.func, krun.args, shape, threading.get_ident())
+    else:
+        own = bound_kernel(kernel, kernel[1].copy())
+        spec = (own.func, own.args, shape, None)
+    return plain_call(*spec), plain_methods(tape, *spec)
 
 
 def plain_call(entry, bufs, shape, owner):
@@ -94,7 +98,6 @@ def plain_call(entry, bufs, shape, owner):
         if value != value:
             return None
         return value, (g if want_grad else None)
-    call.spec = (entry, bufs, shape, owner)  # (plain_methods writes the same call)
     return call
 
 
@@ -107,7 +110,6 @@ def constant_call(value, shape):
         if type(x) is not ndarray or x.dtype is not F64 or x.shape != shape:
             return None
         return value, (zeros(shape) if want_grad else None)
-    call.constant = (value, shape)  # (plain_methods writes the same)
     return call
 
 

@@ -350,8 +350,9 @@ class Tape(FastReplay):
         derivatives are then those of the tape for finite values only: where a folded
         product's other factor is inf or nan (or its adjoint overflows), NumPy's value is
         nan and the folded tape's the recorded zero. The records folded: ``optimization.
-        zeros``. A guard failing on the optimized tape records the function again, without
-        this folding. Not for tapes holding custom rules or checkpoints (left as they are)."""
+        zeros``. A guard on a folded value is removed; any other fails as on the recorded
+        tape (:class:`GuardFailure`). ``taped(f)`` does not fold. Not for tapes holding
+        custom rules or checkpoints (left as they are)."""
         from ..tape.optimize import optimize
         fold = ()
         if absolute_zero:
