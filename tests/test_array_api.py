@@ -180,10 +180,8 @@ def test_scipy_by_any_import_order(order, tmp_path):
     errors = {k: v for k, v in out.items() if isinstance(v, float)}
     assert len(errors) == 11 and max(errors.values()) < 1e-6, errors
     assert out["flag after"] is False and out["pickles"] is True
-    if order == "before":  # SciPy's own expm: jittape's error names the name that works
-        assert "call it as scipy.linalg.expm" in out["expm error"].lower()
-    else:
-        assert out["expm error"] == "none"
+    # a name bound before jittape's import is rebound to jittape's wrapper while recording
+    assert out["expm error"] == "none"
 
 
 def test_scipy_wrappers_pickle_as_scipys_names():
@@ -201,7 +199,7 @@ def test_object_array_into_scipy_is_jittapes_error():
     def f(x):
         ab = np.array([[1.0, 2.0, 3.0], [x[0], x[1], 0.0]])  # an object array of actives
         return np.sum(original((1, 0), ab, np.ones(3)))
-    with pytest.raises(NotDifferentiableError, match="solve_banded.*np.stack"):
+    with pytest.raises(NotDifferentiableError, match="solve_banded.*jittape.primal"):
         jittape.grad(f)(X)
 
 

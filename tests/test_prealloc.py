@@ -179,11 +179,13 @@ def test_raw_memory_behind_jittapes_back_is_nan_never_a_stale_constant():
     def f(x):
         r = np.zeros(2)
         r[0] = x[0]
-        seen.append(np.asarray(r).copy())  # C code reading the memory directly
+        seen.append(r.view(np.ndarray).copy())  # C code reading the memory directly
+        seen.append(np.asarray(r))  # library code converting it: its active value
         return np.sum(r)
     seen = []
     jittape.grad(f)(X)
     assert np.isnan(seen[0]).all()
+    assert isinstance(seen[1], jittape.numpy.active.Active)
 
 
 def test_methods_active_arrays_lack_are_refused_once_active():

@@ -90,6 +90,8 @@ def clearer(e):
             f"For a root or an optimum found by such a routine, give it a derivative with "
             f"jittape.custom_vjp (the implicit function theorem), or pass "
             f"jittape.primal(...) values to it.")
+    if _ACTIVE_NAMED.search(str(e)) and not isinstance(e, JittapeError):
+        return NotDifferentiableError(_needs_ndarray(e))
     msg = str(e) if isinstance(e, TypeError) else ""
     if msg.startswith("An argument has dtype `dtype('O')`"):  # SciPy's array-API check
         return NotDifferentiableError(
@@ -109,6 +111,41 @@ def clearer(e):
         f"which gives an active array that every ufunc takes.")
 
 
+def _where(frame, lineno):
+    code = frame.f_code
+    module = frame.f_globals.get("__name__", "?")
+    name = getattr(code, "co_qualname", code.co_name)
+    name = name if name.startswith(module + ".") else f"{module}.{name}"
+    return f"{name} ({code.co_filename}, line {lineno})"
+
+
+def _needs_ndarray(e):
+    """The message for an active value that reached code needing a plain ndarray: the
+    library function called (the outermost frame of ``e``'s traceback in an installed
+    package) and the innermost frame, which failed (Cython functions have frames too)."""
+    entries = []
+    tb = e.__traceback__
+    while tb is not None:
+        entries.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    if not entries:
+        return f"A function was given an active array where it needs a plain one ({e})."
+    outer = next((_where(f, n) for f, n in entries if "-packages" in f.f_code.co_filename
+                  and not f.f_globals.get("__name__", "").startswith(("jittape", "numpy"))),
+                 None)
+    inner = _where(*entries[-1])
+    compiled = not entries[-1][0].f_code.co_filename.endswith(".py")
+    what = ("compiled code (Cython/C), which jittape cannot record" if compiled else
+            "code that reads ndarray internals or tests isinstance(x, np.ndarray), which "
+            "jittape cannot record")
+    return (
+        f"{outer + ' cannot be differentiated: ' if outer and outer != inner else ''}"
+        f"{inner} was given an active array where it needs a plain NumPy array "
+        f"({type(e).__name__}: {e}): {what}. jittape has no derivative rule for it. Give "
+        f"the library call a rule (jittape.custom_vjp), or pass jittape.primal(x) to it for "
+        f"no derivative through it.")
+
+
 def _scipy_function(e):
     """The outermost public SciPy function in ``e``'s traceback, as ``module.qualname``."""
     tb = e.__traceback__
@@ -122,6 +159,8 @@ def _scipy_function(e):
     return "a SciPy function"
 
 
+_ACTIVE_NAMED = re.compile(r"'(Active|Predicate|Element)' object|\b(got|not|type) "
+                           r"'?(Active|Predicate|Element)\b")
 _NO_LOOP = re.compile(r"ufunc '(\w+)' not supported for the input types")
 _NO_METHOD = re.compile(r"loop of ufunc does not support argument \d+ of type \w+ which has "
                         r"no callable (\w+) method")

@@ -235,7 +235,7 @@ def record_call(f, args, kwargs, argnums, vector_output=False, first_order=False
     try:
         with prealloc.recording(rec):  # np.zeros(n) & co. may be filled with active values
             out = f(*args, **kwargs)
-    except (TypeError, ValueError, SystemError) as e:
+    except (TypeError, ValueError, SystemError, AttributeError) as e:
         clear = clearer(e)
         if clear is None:
             raise

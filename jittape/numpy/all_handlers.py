@@ -18,7 +18,7 @@ filling :mod:`jittape.numpy.dispatch` when imported: :mod:`jittape.numpy.ufuncs`
 
 import numpy as np
 
-from . import (builders, decompositions, dispatch, linalg, numerics,  # noqa: F401
+from . import (builders, conversions, decompositions, dispatch, linalg, numerics,  # noqa: F401
                object_arrays, prealloc, products, reductions, sequences, shape_functions,
                standard, statistics, ufuncs, views)
 from . import array_api  # noqa: F401  (the namespace x.__array_namespace__() gives)

@@ -17,11 +17,10 @@ that active value (a view finds its elements by their memory offsets in the root
 memory is then filled with NaN, so code that reads it behind jittape's back (C code given
 ``np.asarray(r)``) sees NaN, never a stale value without a derivative.
 
-The creation functions are replaced in the ``numpy`` namespace only while some recording
-runs, so other code pays nothing the rest of the time; meanwhile other threads, jittape's own
-code and calls outside a recording get NumPy's plain arrays, and Numba types the replacements
-as NumPy's own functions (a ``@njit`` function compiled meanwhile still compiles). A name
-bound before (``from numpy import zeros``) is NumPy's own function.
+The creation functions are replaced only while some recording runs, in the ``numpy``
+namespace and wherever a loaded library bound them (``from numpy import zeros``;
+:mod:`jittape.numpy.stand_ins`), so other code pays nothing the rest of the time; meanwhile
+other threads, jittape's own code and calls outside a recording get NumPy's plain arrays.
 """
 
 import sys
@@ -31,10 +30,11 @@ import weakref
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import dispatch
+from . import dispatch, stand_ins
 from .active import Active, const, gather
 from .object_arrays import as_operand
 from .shaping import concrete_key, has_active
+from .stand_ins import StandIn, internal
 from .._base.errors import ActiveConversionError, NotDifferentiableError
 
 _F64 = np.dtype(np.float64)
@@ -57,44 +57,20 @@ _USERS = [0]  # recordings running on any thread
 SWITCHES = []
 
 
-class _Creation:
-    # NumPy's creation function ``f``, giving a Prealloc to recorded code. It looks like
-    # ``f`` (numpy.ma and SciPy's array-API layer read the docstring of np.empty & co.)
-    __slots__ = ("_f",)
-    __doc__ = property(lambda self: self._f.__doc__)
-
-    def __init__(self, f):
-        self._f = f
+class _Creation(StandIn):
+    # NumPy's creation function ``f``, giving a Prealloc to recorded code
+    __slots__ = ()
 
     def __call__(self, *args, **kwargs):
         a = self._f(*args, **kwargs)
         if _THREAD.depth and type(a) is np.ndarray and a.dtype == _F64 and a.ndim and \
-                not _internal(sys._getframe(1)):
+                not internal(sys._getframe(1)):
             return a.view(Prealloc)
         return a
 
-    def __getattr__(self, name):  # __name__, __doc__, ...: NumPy's function's
-        return getattr(self._f, name)
 
-    @property
-    def __wrapped__(self):
-        return self._f
-
-    @property
-    def _numba_type_(self):
-        """Numba's type of NumPy's own function (``typeof`` reads this attribute)."""
-        from numba.core.registry import cpu_target
-        return cpu_target.typing_context.resolve_value_type(self._f)
-
-
-_ORIGINALS = {name: getattr(np, name) for name in _CREATORS}
-_WRAPPERS = {name: _Creation(f) for name, f in _ORIGINALS.items()}
-
-
-def _internal(frame):
-    """Whether the caller is jittape or Numba (their arrays are never preallocations)."""
-    name = frame.f_globals.get("__name__", "")
-    return name.startswith(("jittape.", "numba.")) or name == "jittape"
+for _name in _CREATORS:
+    stand_ins.register(_name, _Creation(getattr(np, _name)))
 
 
 class recording:
@@ -109,7 +85,7 @@ class recording:
     def __enter__(self):
         with _LOCK:
             if not _USERS[0]:
-                vars(np).update(_WRAPPERS)  # one dict update: this is on every recording
+                stand_ins.enter()
                 for switch in SWITCHES:
                     switch(True)
             _USERS[0] += 1
@@ -122,8 +98,7 @@ class recording:
         with _LOCK:
             _USERS[0] -= 1
             if not _USERS[0]:
-                if np.zeros is _WRAPPERS["zeros"]:
-                    vars(np).update(_ORIGINALS)
+                stand_ins.leave()
                 for switch in SWITCHES:
                     switch(False)
 

@@ -22,6 +22,7 @@ import functools
 import inspect
 
 from .._base.imports import loaded
+from ..numpy import stand_ins
 
 _installed = False
 
@@ -49,6 +50,7 @@ def wrap(special, name, active_version):
     wrapper.__module__, wrapper.__qualname__ = special.__name__, name
     SCIPY_WRAPPED[f"{original.__module__}.{original.__qualname__}"] = f"{special.__name__}.{name}"
     setattr(special, name, wrapper)
+    stand_ins.substitute(original, wrapper)  # where a library bound SciPy's, while recording
 
 
 def install():

@@ -1,0 +1,105 @@
+"""``np.asarray`` and its family on active values, as library code calls them.
+
+Library code starts with a conversion (``np.asarray(params)``, ``asarray(x)`` bound by
+``from numpy import asarray``, ``np.require(x, dtype=float)``, ``np.array(x, copy=False)``).
+NumPy performs these in C without asking jittape, and the most ``__array__`` can give it is
+an object array of per-element actives: one record per element, and a failure where plain
+floats mix in. While a recording runs these functions are :class:`Conversion` stand-ins
+(:mod:`jittape.numpy.stand_ins`, wherever the library bound them): the conversion of an
+active array to float64 (or to no dtype in particular) *is* the active array, as NumPy's
+``asarray`` of a float64 array is the array itself, so nothing is recorded; a copying
+conversion (``np.array(x)``) is a new active object on the same record (later writes into
+either do not reach the other, as with NumPy's copy). Lists and object arrays holding
+actives become one active array (:func:`jittape.numpy.object_arrays.from_objects`), and a
+preallocated array holding actives (:mod:`jittape.numpy.prealloc`) its active value.
+Everything else, and every conversion jittape's own code makes, is NumPy's own. An integer
+or boolean dtype keeps NumPy's value under a guard, a comparison converts to its bool mask
+under a guard (:mod:`jittape.numpy.object_arrays`), and any other dtype (float32, complex)
+raises :class:`~jittape._base.errors.ActiveConversionError`.
+"""
+
+import sys
+
+import numpy as np
+
+from . import dispatch, stand_ins
+from .active import Active, Predicate
+from .object_arrays import from_objects
+from .stand_ins import StandIn, internal
+
+_F64 = np.dtype(np.float64)
+_CHKFINITE = np.asarray_chkfinite
+
+
+def _float_target(dtype):
+    """Whether a conversion to ``dtype`` keeps an active value active (None or float64)."""
+    return dtype is None or dtype is float or np.dtype(dtype) == _F64
+
+
+def _holds_active(a):
+    return any(isinstance(e, Active) for e in a.flat)
+
+
+def convert(a, dtype, copy):
+    """The active array that converting ``a`` to ``dtype`` gives, or None for NumPy's own
+    conversion (``a`` holds no active value, or the dtype is not float64)."""
+    t = type(a)
+    if t in dispatch.PROXIES:
+        a = dispatch.PROXIES[t](a)  # a preallocated array: active, or plain (NumPy's)
+        t = type(a)
+    if isinstance(a, Active):
+        if not _float_target(dtype) or t is Predicate and dtype is None:
+            return None  # NumPy's: __array__ guards or refuses (object_arrays.to_array)
+        if t is not Active:
+            return Active(a._t, a._i, float(a._v) if type(a._v) is bool else
+                          a._v.astype(np.float64) if t is Predicate else a._v)
+        return +a if copy else a
+    if (t is list or t is tuple) and _float_target(dtype):
+        try:
+            objects = np.array(a, dtype=object)
+        except ValueError:  # ragged: NumPy's error
+            return None
+        return from_objects(objects) if objects.dtype == object and _holds_active(
+            objects) else None
+    if t is np.ndarray and a.dtype == object and _float_target(dtype) and _holds_active(a):
+        return from_objects(a)
+    return None
+
+
+class Conversion(StandIn):
+    """``np.asarray``-like function ``f(a, dtype=None, ...)`` (see the module docstring).
+
+    ``copies`` says whether ``f`` copies by default (``np.array``); the dtype is ``f``'s
+    second argument, as in all of them."""
+
+    __slots__ = ("copies",)
+
+    def __init__(self, f, copies=False):
+        super().__init__(f)
+        self.copies = copies
+
+    def __call__(self, a, *args, **kwargs):
+        t = type(a)
+        if (isinstance(a, Active) or t in dispatch.PROXIES or t is list or t is tuple or
+                t is np.ndarray and a.dtype == object) and not internal(sys._getframe(1)):
+            dtype = args[0] if args else kwargs.get("dtype")
+            copy = kwargs.get("copy", self.copies)
+            r = convert(a, dtype, copy)
+            if r is not None:
+                return self._shaped(r, kwargs)
+        return self._f(a, *args, **kwargs)
+
+    def _shaped(self, r, kwargs):
+        ndmin = kwargs.get("ndmin", 0)
+        if np.ndim(r) < ndmin:
+            r = np.reshape(r, (1,) * (ndmin - np.ndim(r)) + np.shape(r))
+        if self._f is _CHKFINITE and not np.all(np.isfinite(r._v)):
+            raise ValueError("array must not contain infs or NaNs")  # NumPy's error
+        return r
+
+
+for _name, _copies in (("asarray", False), ("asanyarray", False), ("array", True),
+                       ("ascontiguousarray", False), ("asfortranarray", False),
+                       ("require", False), ("asarray_chkfinite", False)):
+    stand_ins.register(_name, Conversion(getattr(np, _name), _copies))
+del _name, _copies

@@ -1,0 +1,133 @@
+"""Stand-ins for NumPy functions while a recording runs, wherever library code bound them.
+
+Some NumPy functions cannot reach jittape through NumPy's protocols: ``np.asarray`` and its
+family convert an active value to a plain array before any hook runs, and ``np.zeros`` & co.
+create arrays that active values are later written into. While some recording runs, each is
+replaced by a :class:`StandIn` that answers for active values (and for the arrays created
+in the recording) and calls NumPy's own function otherwise, so a replacement is invisible to
+code that does not record.
+
+A library usually binds such names at its import (``from numpy import asarray, empty`` in
+``scipy.stats``): replacing ``numpy.asarray`` alone would not reach it. So :func:`enter`
+also rebinds every global of a loaded module that *is* one of NumPy's functions to its
+stand-in, and :func:`leave` restores them. Modules are scanned once each (their names are
+remembered), NumPy's, Numba's and jittape's own and the standard library's excepted. Numba
+types a stand-in as NumPy's function (``_numba_type_``), so a ``@njit`` function compiled
+meanwhile compiles as before.
+"""
+
+import sys
+
+import numpy as np
+
+#: NumPy's name -> its stand-in, filled by the modules that define stand-ins.
+STAND_INS = {}
+_ORIGINALS = {}  # NumPy's name -> NumPy's own function
+_BY_ID = {}  # id(function) -> (function, its stand-in) (the functions stay alive: libraries')
+_STALE = [False]  # a substitution was registered after modules were scanned
+_SEEN = set()  # modules already scanned
+_BOUND = []  # (module dict, {name: stand-in}, {name: NumPy's function}) of scanned modules
+_SKIP = ("numpy", "numba", "jittape", "llvmlite", "_pytest", "pytest", "hypothesis")
+
+
+class StandIn:
+    """NumPy's function ``f``, answering some calls itself (:meth:`__call__` in subclasses).
+
+    It looks like ``f`` (``__name__``, ``__doc__``: numpy.ma and SciPy's array-API layer read
+    the docstrings), pickles as ``f`` and Numba types it as ``f``."""
+
+    __slots__ = ("_f",)
+    __doc__ = property(lambda self: self._f.__doc__)
+
+    def __init_subclass__(cls):
+        cls.__doc__ = StandIn.__dict__["__doc__"]  # NumPy's function's, not the class's
+
+    def __init__(self, f):
+        self._f = f
+
+    def __call__(self, *args, **kwargs):
+        return self._f(*args, **kwargs)
+
+    def __getattr__(self, name):  # __name__, __module__, ...: NumPy's function's
+        return getattr(self._f, name)
+
+    def __reduce__(self):
+        return getattr, (np, self._f.__name__)
+
+    @property
+    def __wrapped__(self):
+        return self._f
+
+    @property
+    def _numba_type_(self):
+        """Numba's type of NumPy's own function (``typeof`` reads this attribute)."""
+        from numba.core.registry import cpu_target
+        return cpu_target.typing_context.resolve_value_type(self._f)
+
+
+def register(name, stand_in):
+    """Make ``stand_in`` replace ``numpy.<name>`` while recordings run."""
+    original = getattr(np, name)
+    if isinstance(original, StandIn):  # registered while a recording runs
+        original = original._f
+    STAND_INS[name] = stand_in
+    _ORIGINALS[name] = original
+    substitute(original, stand_in)
+
+
+def substitute(original, replacement):
+    """Make ``replacement`` replace the library function ``original`` in the modules that
+    bound it (``from scipy.linalg import expm``) while recordings run: jittape's wrappers of
+    SciPy's functions (:mod:`jittape.scipy.special`), whatever the import order."""
+    _BY_ID[id(original)] = (original, replacement)
+    _STALE[0] = bool(_SEEN)
+
+
+def _scan():
+    """Find the bindings of NumPy's functions in the modules loaded since the last scan."""
+    if _STALE[0]:  # a new substitution: every module is scanned again
+        _SEEN.clear()
+        _BOUND.clear()
+        _STALE[0] = False
+    if len(_SEEN) >= len(sys.modules):
+        return
+    stdlib = sys.stdlib_module_names
+    for name, module in list(sys.modules.items()):
+        if name in _SEEN:
+            continue
+        spec = getattr(module, "__spec__", None)
+        if getattr(spec, "_initializing", False):
+            continue  # still executing: scanned at a later recording, complete
+        _SEEN.add(name)
+        top = name.partition(".")[0]
+        if top in stdlib or top.startswith(_SKIP):
+            continue
+        space = getattr(module, "__dict__", None)
+        if type(space) is not dict:
+            continue
+        found = {key: _BY_ID[id(value)] for key, value in list(space.items())
+                 if id(value) in _BY_ID and value is _BY_ID[id(value)][0]}
+        if found:
+            _BOUND.append((space, {key: new for key, (_, new) in found.items()},
+                           {key: old for key, (old, _) in found.items()}))
+
+
+def enter():
+    """Install every stand-in (the first recording to start calls this, under its lock)."""
+    vars(np).update(STAND_INS)
+    _scan()
+    for space, stand_ins, _ in _BOUND:  # one dict update a module: this is on every recording
+        space.update(stand_ins)
+
+
+def leave():
+    """Restore NumPy's functions (the last recording to end calls this)."""
+    vars(np).update(_ORIGINALS)
+    for space, _, originals in _BOUND:
+        space.update(originals)
+
+
+def internal(frame):
+    """Whether the caller is jittape or Numba (they get NumPy's own behaviour)."""
+    name = frame.f_globals.get("__name__", "")
+    return name.startswith(("jittape.", "numba.")) or name == "jittape"
