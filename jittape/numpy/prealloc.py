@@ -30,7 +30,7 @@ import weakref
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import dispatch, stand_ins
+from . import dispatch, float_warnings, stand_ins
 from .active import Active, const, gather
 from .object_arrays import as_operand
 from .shaping import concrete_key, has_active
@@ -77,10 +77,11 @@ class recording:
     """``with recording(rec):`` around the call of a function being recorded on this thread
     on the recorder ``rec`` (:func:`current` gives it meanwhile)."""
 
-    __slots__ = ("rec",)
+    __slots__ = ("rec", "errors")
 
     def __init__(self, rec):
         self.rec = rec
+        self.errors = None
 
     def __enter__(self):
         with _LOCK:
@@ -91,8 +92,10 @@ class recording:
             _USERS[0] += 1
         _THREAD.depth += 1
         _THREAD.stack.append(self.rec)
+        self.errors = float_warnings.enter()  # NumPy's warnings at the caller's line
 
     def __exit__(self, *exc):
+        float_warnings.leave(self.errors)
         _THREAD.stack.pop()
         _THREAD.depth -= 1
         with _LOCK:

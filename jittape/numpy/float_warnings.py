@@ -1,0 +1,53 @@
+"""NumPy's floating-point warnings raised while recording, reported at the caller's line.
+
+While a function is recorded, jittape computes each primal with NumPy inside its own
+functions, so NumPy's ``RuntimeWarning: overflow encountered in exp`` would name a line of
+jittape, and Python's once-per-location filters would then show it once for the whole
+program. During a recording, the error categories that NumPy would warn about (``np.geterr``
+says ``"warn"``) are switched to NumPy's ``"log"`` mode, whose message (ufunc name included)
+goes to :class:`_Relay`; it issues the same warning from the first frame outside jittape and
+NumPy: the library's or the user's line (``warnings.warn`` with ``stacklevel``; Python 3.12's
+``skip_file_prefixes`` does the same). Settings other than ``"warn"`` (``"ignore"``,
+``"raise"``, ``np.errstate`` blocks) are left as they are. NumPy's error state is per thread.
+"""
+
+import sys
+import warnings
+
+import numpy as np
+
+_INSIDE = ("jittape.", "numpy.")
+
+
+class _Relay:
+    """The ``np.seterrcall`` object of ``"log"`` mode: NumPy calls ``write(message)``."""
+
+    def write(self, message):
+        level = 2  # warnings.warn's stacklevel: 1 is this method, 2 its caller
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_globals.get("__name__", "").startswith(_INSIDE):
+            frame = frame.f_back
+            level += 1
+        text = message.strip()
+        warnings.warn(text[len("Warning: "):] if text.startswith("Warning: ") else text,
+                      RuntimeWarning, stacklevel=level if frame is not None else 2)
+
+
+_RELAY = _Relay()
+
+
+def enter():
+    """Relay this thread's warnings; returns what :func:`leave` restores (or None)."""
+    state = np.geterr()
+    if "warn" not in state.values():
+        return None
+    saved = state, np.geterrcall()
+    np.seterr(**{k: "log" if v == "warn" else v for k, v in state.items()})
+    np.seterrcall(_RELAY)
+    return saved
+
+
+def leave(saved):
+    if saved is not None:
+        np.seterr(**saved[0])
+        np.seterrcall(saved[1])
