@@ -10,11 +10,12 @@ imported and before a recording starts still points to SciPy's function (which t
 active values by name).
 
 :data:`SCIPY_FUNCTIONS` also holds, and :func:`install` installs, the factorizations and
-triangular solves of :mod:`.factorizations`.
+triangular solves of :mod:`.factorizations` and the distances of :mod:`.distance`.
 """
 
 import numpy as np
 
+from .distance import SCIPY_DISTANCE
 from .factorizations import SCIPY_LINALG
 from .special import wrap, loaded
 
@@ -110,7 +111,8 @@ def solve_sylvester(a, b, q):
 
 SCIPY_FUNCTIONS = {"scipy.signal": {"convolve": convolve},
                    "scipy.linalg": {"solve_banded": solve_banded,
-                                    "solve_sylvester": solve_sylvester, **SCIPY_LINALG}}
+                                    "solve_sylvester": solve_sylvester, **SCIPY_LINALG},
+                   "scipy.spatial.distance": SCIPY_DISTANCE}
 
 
 def install():
