@@ -8,10 +8,15 @@ composition below with NumPy functions that jittape records; otherwise SciPy's o
 runs unchanged. A reference taken with ``from scipy.signal import convolve`` before jittape is
 imported and before a recording starts still points to SciPy's function (which then refuses
 active values by name).
+
+:data:`SCIPY_FUNCTIONS` also holds, and :func:`install` installs, the factorizations and
+triangular solves of :mod:`.factorizations` and the distances of :mod:`.distance`.
 """
 
 import numpy as np
 
+from .distance import SCIPY_DISTANCE
+from .factorizations import SCIPY_LINALG
 from .special import wrap, loaded
 
 _installed = set()
@@ -105,8 +110,9 @@ def solve_sylvester(a, b, q):
 
 
 SCIPY_FUNCTIONS = {"scipy.signal": {"convolve": convolve},
-              "scipy.linalg": {"solve_banded": solve_banded,
-                               "solve_sylvester": solve_sylvester}}
+                   "scipy.linalg": {"solve_banded": solve_banded,
+                                    "solve_sylvester": solve_sylvester, **SCIPY_LINALG},
+                   "scipy.spatial.distance": SCIPY_DISTANCE}
 
 
 def install():

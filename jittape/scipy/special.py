@@ -27,24 +27,37 @@ from ..numpy import stand_ins
 _installed = False
 
 
+def top_level(args, kwargs):
+    """``(args, kwargs, active)``: the arguments that stand for active arrays made active
+    (:func:`jittape.numpy.dispatch.resolved`) and whether one of them is active."""
+    from ..numpy.active import Active
+    from ..numpy.dispatch import resolved
+
+    args, kwargs = resolved(args, kwargs)  # a preallocated array filled with actives
+    return args, kwargs, any(isinstance(v, Active) for v in (*args, *kwargs.values()))
+
+
 def wrap(special, name, active_version):
     """Replace ``special.<name>`` by a wrapper calling ``active_version`` (same arguments)
-    when an argument is active."""
-    from ..numpy.active import Active
-    from ..numpy.dispatch import SCIPY_WRAPPED, resolved
+    when an argument is active (as ``active_version.active_arguments(args, kwargs)`` tells,
+    :func:`top_level` by default: a function taking a ``(matrix, flag)`` tuple looks inside
+    it). The wrapper is recorded in :data:`jittape.numpy.dispatch.SCIPY_WRAPPERS`."""
+    from ..numpy.dispatch import SCIPY_WRAPPED, SCIPY_WRAPPERS
 
     original = getattr(special, name)
     signature = inspect.signature(original)
+    active_arguments = getattr(active_version, "active_arguments", top_level)
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
-        args, kwargs = resolved(args, kwargs)  # a preallocated array filled with actives
-        if any(isinstance(v, Active) for v in (*args, *kwargs.values())):
+        args, kwargs, active = active_arguments(args, kwargs)
+        if active:
             bound = signature.bind(*args, **kwargs)  # SciPy's errors for wrong arguments
             return active_version(*bound.args, **bound.kwargs)
         return original(*args, **kwargs)
 
     wrapper.__wrapped_by_jittape__ = original
+    SCIPY_WRAPPERS[original] = wrapper
     # pickled by reference as ``<module>.<name>``, which unpickles as SciPy's own function
     # where jittape is not imported (functools.wraps named SciPy's private module)
     wrapper.__module__, wrapper.__qualname__ = special.__name__, name
