@@ -23,11 +23,6 @@ PROXIES = {}
 #: SciPy functions jittape wraps in their public module: ``"<module>.<qualname>"`` of SciPy's
 #: function -> the public name whose wrapper differentiates it (``"scipy.linalg.expm"``).
 SCIPY_WRAPPED = {}
-#: SciPy's function object -> jittape's wrapper installed in its place (a wrapper computes
-#: SciPy's own result for arguments that are not active), so that a reference to SciPy's
-#: function bound before jittape's import (``from scipy.linalg import cholesky`` in a module
-#: imported first) can be looked up and substituted.
-SCIPY_WRAPPERS = {}
 #: The type of active complex values (:class:`jittape.numpy.complex_values.ComplexActive`),
 #: whose handlers take precedence in NumPy functions that mix it with active values.
 COMPLEX = None

@@ -99,7 +99,10 @@ def multigammaln_daa(a, d):
 
 def rgamma_dx(x, z):
     # d/dx 1/Gamma(x) = -psi(x)/Gamma(x); at the poles x = -n of Gamma (residue (-1)^n/n!,
-    # DLMF 5.2(i)) 1/Gamma(x) ~ (-1)^n n! (x + n), so the derivative is (-1)^n n!
+    # DLMF 5.2(i)) 1/Gamma(x) ~ (-1)^n n! (x + n), so the derivative is (-1)^n n!; at
+    # +-inf, where SciPy's value is 0, the limit 0 (0 * psi(inf) would be nan)
+    if math.isinf(x):
+        return 0.0
     if x <= 0.0 and x == math.floor(x):
         n = -x
         return (1.0 if n % 2.0 == 0.0 else -1.0) * cs_gamma(n + 1.0)
@@ -110,6 +113,8 @@ def rgamma_dxx(x, z):
     # d^2/dx^2 1/Gamma(x) = (psi(x)^2 - psi'(x)) / Gamma(x) (DLMF 5.15.1); at x = -n,
     # Gamma(-n + e) = Gamma(1 + e) / (e (e - 1) ... (e - n)) (DLMF 5.5.1) gives
     # 1/Gamma(-n + e) = (-1)^n n! (e - psi(n + 1) e^2 + O(e^3)): -2 (-1)^n n! psi(n + 1)
+    if math.isinf(x):
+        return 0.0
     if x <= 0.0 and x == math.floor(x):
         n = -x
         return (-2.0 if n % 2.0 == 0.0 else 2.0) * cs_gamma(n + 1.0) * cs_psi(n + 1.0)

@@ -25,9 +25,8 @@ result types (a batched ``cho_factor`` or ``lu_factor`` returns a list, as SciPy
 ``overwrite_*`` flags are accepted and ignored: an active input is never overwritten.
 
 A name bound before jittape was imported (``from scipy.linalg import cholesky`` in a module
-imported first, as scikit-learn's ``_gpr`` does) is SciPy's own function, which refuses
-active arguments with :class:`jittape.NotDifferentiableError`;
-:data:`jittape.numpy.dispatch.SCIPY_WRAPPERS` maps it to its wrapper.
+imported first, as scikit-learn's ``_gpr`` does) is rebound to the wrapper while a recording
+runs (:mod:`jittape.numpy.stand_ins`).
 """
 
 import numpy as np

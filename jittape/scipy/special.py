@@ -41,8 +41,9 @@ def wrap(special, name, active_version):
     """Replace ``special.<name>`` by a wrapper calling ``active_version`` (same arguments)
     when an argument is active (as ``active_version.active_arguments(args, kwargs)`` tells,
     :func:`top_level` by default: a function taking a ``(matrix, flag)`` tuple looks inside
-    it). The wrapper is recorded in :data:`jittape.numpy.dispatch.SCIPY_WRAPPERS`."""
-    from ..numpy.dispatch import SCIPY_WRAPPED, SCIPY_WRAPPERS
+    it). While a recording runs, it also replaces SciPy's function wherever a library bound
+    that (:func:`jittape.numpy.stand_ins.substitute`)."""
+    from ..numpy.dispatch import SCIPY_WRAPPED
 
     original = getattr(special, name)
     signature = inspect.signature(original)
@@ -57,7 +58,6 @@ def wrap(special, name, active_version):
         return original(*args, **kwargs)
 
     wrapper.__wrapped_by_jittape__ = original
-    SCIPY_WRAPPERS[original] = wrapper
     # pickled by reference as ``<module>.<name>``, which unpickles as SciPy's own function
     # where jittape is not imported (functools.wraps named SciPy's private module)
     wrapper.__module__, wrapper.__qualname__ = special.__name__, name

@@ -52,6 +52,18 @@ def _norm_logsf(x, loc=0.0, scale=1.0):
     return scipy.special.log_ndtr((loc - x) / scale)
 
 
+def _norm_cdf(x, loc=0.0, scale=1.0):
+    """Phi(z) itself, not exp(log Phi(z)): at z = -inf that is 0 * inf in the derivative,
+    where the limit is 0 (ndtr's partial, the density, is 0 there)."""
+    import scipy.special
+    return scipy.special.ndtr((x - loc) / scale)
+
+
+def _norm_sf(x, loc=0.0, scale=1.0):
+    import scipy.special
+    return scipy.special.ndtr((loc - x) / scale)
+
+
 def _t_logpdf(x, df, loc=0.0, scale=1.0):
     z, ls = _standard(x, loc, scale)
     return (_gammaln((df + 1.0) / 2.0) - _gammaln(df / 2.0) - 0.5 * np.log(df * math.pi)
@@ -241,7 +253,8 @@ def _exp(logf):
 
 # distribution name -> {method: closed form}; the pdf/pmf/cdf/sf are exp of the log forms
 _FORMS = {
-    "norm": {"logpdf": _norm_logpdf, "logcdf": _norm_logcdf, "logsf": _norm_logsf},
+    "norm": {"logpdf": _norm_logpdf, "logcdf": _norm_logcdf, "logsf": _norm_logsf,
+             "cdf": _norm_cdf, "sf": _norm_sf},
     "t": {"logpdf": _t_logpdf, "cdf": _t_cdf, "sf": _sf(_t_cdf)},
     "gamma": {"logpdf": _gamma_logpdf, "cdf": _gamma_cdf, "sf": _sf(_gamma_cdf)},
     "chi2": {"logpdf": _chi2_logpdf, "cdf": _chi2_cdf, "sf": _sf(_chi2_cdf)},

@@ -153,8 +153,11 @@ MORE_UNARY_OPS = [
     U("digamma", [_SP + "digamma", _SP + "psi"], "digamma(x)", "trigamma(x)",
       "z = psi(x); xbar += zbar * psi'(x) (trigamma, A & S 6.4)", lo=0.3, hi=8.0),
     U("log_ndtr", [_SP + "log_ndtr"], "log_ndtr(x)",
-      "math.exp(-0.5 * x * x - z - 0.9189385332046727)",
-      "z = log Phi(x); xbar += zbar * exp(-x^2/2 - z) / sqrt(2 pi)", lo=-4.0, hi=4.0),
+      # phi(x) / Phi(x) = sqrt(2/pi) / erfcx(-x/sqrt 2): finite where exp(-x^2/2 - z) is
+      # inf - inf (x = -inf: the limit +inf; -x where erfcx(-x/sqrt 2) would underflow)
+      "0.7978845608028654 / cs_erfcx(-0.7071067811865476 * x) if x > -1e150 else -x",
+      "z = log Phi(x); xbar += zbar * phi(x) / Phi(x) = zbar sqrt(2/pi) / erfcx(-x/sqrt 2)",
+      lo=-4.0, hi=4.0),
     U("sign", [np.sign], "np.sign(x)", "0.0", _PIECEWISE),
     U("floor", [np.floor], "np.floor(x)", "0.0", _PIECEWISE),
     U("ceil", [np.ceil], "np.ceil(x)", "0.0", _PIECEWISE),
@@ -166,12 +169,17 @@ MORE_BINARY_OPS = [
     B("logaddexp", [np.logaddexp], "logaddexp(x, y)",
       # (the tie branch is for x = y = +-inf, where x - z is nan; at finite ties the
       # exponential is 1/2 too, and its derivative is the second-order rule's)
-      ("0.5 if x == y and math.isinf(x) else math.exp(x - z)",
-       "0.5 if x == y and math.isinf(x) else math.exp(y - z)"),
+      # (z = +inf with one operand finite: the infinite one's partial is 1, the other's 0)
+      ("0.5 if x == y and math.isinf(x) else ((1.0 if x == z else 0.0) if z == math.inf "
+       "else math.exp(x - z))",
+       "0.5 if x == y and math.isinf(x) else ((1.0 if y == z else 0.0) if z == math.inf "
+       "else math.exp(y - z))"),
       "xbar += zbar e^(x - z); ybar += zbar e^(y - z)"),
     B("logaddexp2", [np.logaddexp2], "logaddexp2(x, y)",
-      ("0.5 if x == y and math.isinf(x) else 2.0 ** (x - z)",
-       "0.5 if x == y and math.isinf(x) else 2.0 ** (y - z)"),
+      ("0.5 if x == y and math.isinf(x) else ((1.0 if x == z else 0.0) if z == math.inf "
+       "else 2.0 ** (x - z))",
+       "0.5 if x == y and math.isinf(x) else ((1.0 if y == z else 0.0) if z == math.inf "
+       "else 2.0 ** (y - z))"),
       "xbar += zbar 2^(x - z); ybar += zbar 2^(y - z)"),
     B("hypot", [np.hypot], "math.hypot(x, y)",
       ("0.0 if z == 0.0 else x / z", "0.0 if z == 0.0 else y / z"),

@@ -64,8 +64,8 @@ SPECIAL_OPS = [
                 "z = log Gamma_d(a) (DLMF 35.3.4); abar += zbar * sum_{j<d} psi(a - j/2)",
                 lo=1.2, hi=5.0, shapes=_SHAPES,
                 fn=lambda a: _scipy("multigammaln")(a, 3), args=("a", "d"), constant=("d",)),
-    B("beta", "cs_beta(x, y)", ("z * (cs_psi(x) - cs_psi(x + y))",
-                                "z * (cs_psi(y) - cs_psi(x + y))"),
+    B("beta", "cs_beta(x, y)", ("0.0 if z == 0.0 else z * (cs_psi(x) - cs_psi(x + y))",
+                                "0.0 if z == 0.0 else z * (cs_psi(y) - cs_psi(x + y))"),
       "z = B(a, b); abar += zbar z (psi(a) - psi(a+b)); bbar += zbar z (psi(b) - psi(a+b))"),
     B("betaln", "cs_betaln(x, y)", ("cs_psi(x) - cs_psi(x + y)", "cs_psi(y) - cs_psi(x + y)"),
       "z = log|B(a, b)|; abar += zbar (psi(a) - psi(a+b)); bbar += zbar (psi(b) - psi(a+b))"),
@@ -91,7 +91,10 @@ SPECIAL_OPS = [
       "xbar += zbar sqrt(pi)/2 exp(z^2)", lo=-0.9, hi=0.9),
     U("erfcinv", "cs_erfcinv(x)", f"-{SQRT_PI_2!r} * math.exp(z * z)",
       "xbar += -zbar sqrt(pi)/2 exp(z^2)", lo=0.1, hi=1.9),
-    U("erfcx", "cs_erfcx(x)", "2.0 * x * z - 1.1283791670955126",
+    U("erfcx", "cs_erfcx(x)",
+      # for x >= 1e8 the asymptotic -1/(sqrt(pi) x^2) (DLMF 7.12.1; relative error 3/(2x^2)):
+      # 2 x z - 2/sqrt(pi) cancels there, and is inf * 0 at x = inf (the limit 0)
+      "2.0 * x * z - 1.1283791670955126 if x < 1e8 else -0.5641895835477563 / (x * x)",
       "z = exp(x^2) erfc(x); xbar += zbar (2 x z - 2/sqrt(pi))"),
     U("ndtr", "cs_ndtr(x)", "0.3989422804014327 * math.exp(-0.5 * x * x)",
       "xbar += zbar exp(-x^2/2) / sqrt(2 pi)", lo=-3.0, hi=3.0),

@@ -1,0 +1,109 @@
+"""Every elementwise op at infinite and extreme inputs: where NumPy's value is finite, the
+derivative is its limit, never nan (a saturated cdf, expit or tanh has derivative 0).
+
+For each differentiable elementwise op of the table and each argument position, the
+argument is set to +-inf and to +-1e300 (the other arguments mid-domain). Where NumPy's value
+there is finite, the derivative from the reverse sweep, the tangent sweep and a replayed
+tape must not be nan, the modes must agree, and at +-inf it must equal the limit where one
+exists: the derivatives at +-1e150 and +-1e300 agree, or both exceed 1e6 in magnitude with
+one sign (a derivative growing without bound, log_ndtr's at -inf)."""
+
+import numpy as np
+import pytest
+
+import scipy.special as sp
+
+import jittape
+from jittape.ops import OPS
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+def _callable(op):
+    if op.spec.function is not None:
+        return op.spec.function
+    f = op.numpy[0]
+    return getattr(sp, f.rsplit(".", 1)[1]) if isinstance(f, str) else f
+
+
+#: Where the heuristic below cannot see that no limit exists: only "not nan" is checked.
+NO_LIMIT = {("rgamma", 0, -np.inf): "1/Gamma oscillates with growing amplitude as x -> -inf "
+            "(every float below -2^53 is a pole of Gamma); SciPy's value there is 0 by "
+            "convention, and so is jittape's derivative"}
+CASES = []
+for _op in OPS:
+    if _op.kind in ("unary", "binary", "ternary") and _op.numpy and not _op.uses_c and \
+            _op.differentiable:
+        _arity = len(_op.spec.shapes[0])
+        for _pos in range(_arity):
+            if _op.args and _op.args[_pos] in _op.constant:
+                continue  # an order or shape parameter: no derivative there
+            for _x in (-np.inf, np.inf, -1e300, 1e300):
+                CASES.append(pytest.param(_op, _pos, _x, id=f"{_op.name}-{_pos}-{_x:g}"))
+
+
+def _point(op, pos, x):
+    mid = op.spec.lo + 0.37 * (op.spec.hi - op.spec.lo)
+    return [np.float64(x) if i == pos else np.float64(mid + 0.1 * i)
+            for i in range(len(op.spec.shapes[0]))]
+
+
+def _derivatives(f, args, pos):
+    """d f / d args[pos] per output element: reverse, tangent and replayed."""
+    def g(t):
+        a = list(args)
+        a[pos] = t
+        return np.ravel(f(*a)) * 1.0
+    t0 = args[pos]
+    rev = jittape.jacobian(g, mode="reverse")(t0)
+    _, tan = jittape.jvp(g, (t0,), (1.0,))
+    tape = jittape.record(g, t0)
+    rep = tape.jacobian(t0)
+    return [np.ravel(rev), np.ravel(tan), np.ravel(rep)]
+
+
+def _at(f, args, pos, x):
+    a = list(args)
+    a[pos] = np.float64(x)
+    with np.errstate(all="ignore"):
+        return _derivatives(f, a, pos)
+
+
+def _close(a, b):
+    return np.allclose(a, b, rtol=1e-6, atol=1e-6) or bool(np.all(
+        (np.abs(a) > 1e6) & (np.abs(b) > 1e6) & (np.sign(a) == np.sign(b))))
+
+
+@pytest.mark.parametrize("op, pos, x", CASES)
+def test_the_derivative_at_an_infinite_or_extreme_input_is_its_limit(op, pos, x):
+    f = _callable(op)
+    args = _point(op, pos, x)
+    try:
+        with np.errstate(all="ignore"):
+            value = np.ravel(f(*args))
+    except ValueError:  # outside the function's domain (SciPy refuses it)
+        pytest.skip("outside the domain")
+    if not np.all(np.isfinite(value)):
+        pytest.skip("NumPy's value is not finite there: no limit to take")
+    found = _at(f, args, pos, x)
+    for d in found:
+        assert not np.any(np.isnan(d)), (op.name, pos, x, found)
+        np.testing.assert_allclose(d, found[0], rtol=1e-12, atol=0)  # every mode agrees
+    if np.isfinite(x) or (op.name, pos, x) in NO_LIMIT:
+        return
+    far, farther = (_at(f, args, pos, np.sign(x) * m)[0] for m in (1e150, 1e300))
+    if not _close(far, farther):
+        return  # no limit (an oscillating derivative): not nan is all there is to check
+    assert _close(found[0], farther), (op.name, pos, x, found[0], farther)
+
+
+def test_scipy_stats_cdf_and_sf_saturate_with_derivative_zero():
+    import scipy.stats as st
+    for f in (lambda x: st.norm.cdf(-np.inf - x), lambda x: st.norm.sf(np.inf + x),
+              lambda x: st.norm.pdf(np.inf + x),
+              lambda x: st.norm.cdf(np.array([-np.inf, 0.0, np.inf]), loc=x).sum()):
+        g = jittape.grad(f)(0.3)
+        assert np.isfinite(g), g
+    assert jittape.grad(lambda x: st.norm.cdf(np.array([-np.inf, 0.0, np.inf]), loc=x).sum())(
+        0.0) == pytest.approx(-st.norm.pdf(0.0), rel=1e-14)
+    assert jittape.grad(lambda x: st.norm.logcdf(x))(-1e300) == pytest.approx(1e300)
