@@ -262,7 +262,7 @@ def _logit_figures(problem):
         jittape.wait_compiled()
         t = side_by_side({"score": lambda: problem.analytic(problem.x),
                           "eager": lambda: g(problem.x),
-                          "replay": lambda: tape.gradient(problem.x2)}, 0.01, 9)
+                          "replay": lambda: tape.gradient(problem.x2)}, 0.01, 15)
         return dict(records=int(tape.n_records), n=N, score_s=t["score"],
                     eager_s=t["eager"], replay_s=t["replay"],
                     eager_over_score=t["eager"] / t["score"],
