@@ -45,6 +45,14 @@ def _commit():
             + (", uncommitted changes in jittape/" if dirty else ""))
 
 
+def _json(result):
+    """The result as JSON with one row (case) per line, for diffs between runs."""
+    head = {k: v for k, v in result.items() if k != "rows"}
+    text = json.dumps(head, indent=1, default=str)
+    rows = ",\n".join(json.dumps(r, default=str) for r in result["rows"])
+    return text[:-2] + ',\n "rows": [\n' + rows + "\n ]\n}\n"
+
+
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
@@ -118,7 +126,7 @@ def main(argv=None):
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report.markdown(result))
-    out.with_suffix(".json").write_text(json.dumps(result, indent=1, default=str) + "\n")
+    out.with_suffix(".json").write_text(_json(result))
     for lib, info in libs.items():
         s = info.get("summary")
         log(f"{lib}: " + (f"skipped ({info['skipped']})" if s is None else

@@ -228,7 +228,7 @@ def normalise(message):
     line = re.sub(r"(?<![\w.])[-+]?\d+(\.\d*)?([eE][-+]?\d+)?", "N", line)
     line = re.sub(r"\b\w+_gen\b", "<dist>_gen", line)
     line = re.sub(r"\s+", " ", line)
-    return line[:220]
+    return line[:300]
 
 
 def _frames(exc):
@@ -256,8 +256,12 @@ def cause(exc):
         if short.startswith("jittape/"):
             jt = f"{short}:{line} {name}"
             break
-    return dict(type=type(exc).__name__, message=normalise(str(exc) or type(exc).__name__),
-                library_frame=lib, jittape_frame=jt, raw=str(exc).strip()[:300])
+    out = dict(type=type(exc).__name__, message=normalise(str(exc) or type(exc).__name__),
+               library_frame=lib, jittape_frame=jt)
+    raw = (str(exc).strip().splitlines() or [""])[0][:300]
+    if raw != out["message"]:
+        out["raw"] = raw   # the first line as raised, numbers and all
+    return out
 
 
 # --- timing --------------------------------------------------------------------------------
