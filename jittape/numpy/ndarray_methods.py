@@ -40,6 +40,10 @@ class NdarrayMethods:
     def argmin(self, axis=None):
         return np.argmin(self, axis=axis)
 
+    def nonzero(self):
+        """NumPy's index arrays of the nonzero elements, guarded (``np.nonzero``)."""
+        return np.nonzero(self)
+
     def reshape(self, *shape, order="C"):
         shape = shape[0] if len(shape) == 1 else shape
         return np.reshape(self, shape, order=order)

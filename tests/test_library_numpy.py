@@ -1,0 +1,134 @@
+"""NumPy functions that libraries call on active arrays (SciPy's distributions, scikit-learn's
+kernels, statsmodels, lmfit): one-argument np.where and the nonzero family, np.isnan & co.
+as masks, np.iscomplex / np.isreal, astype, np.copyto, np.fill_diagonal,
+np.diag_indices_from, np.extract, np.place, np.putmask, np.full / np.full_like of an active
+fill value, and reshape / ravel / flatten in the orders 'F', 'A' and 'K'.
+
+NumPy's semantics are the specification: each value against NumPy's own (the function run
+on plain arrays: value, shape, dtype), writes against NumPy's aliasing, and each library
+idiom in every mode (:func:`modes.check_every_mode`: gradient, JVP and HVP against central
+differences, a saved tape replayed). Index results are constants under a guard: a replay
+where the mask differs fails it; masks that only select between values are selects, correct
+at any replayed point."""
+
+import numpy as np
+import pytest
+
+import jittape
+from jittape import GuardFailure, NotDifferentiableError
+from jittape.numpy.active import Active, Predicate
+from jittape.numpy.prealloc import Prealloc, resolve
+from modes import check_every_mode
+
+X = np.array([0.5, -1.2, 2.0, 0.8])
+V = np.array([0.3, -0.7, 0.5, 0.2])
+X2 = X + 0.05  # the same signs: every mask and guard holds
+FLIPPED = np.array([-0.5, 1.2, 2.0, -0.8])  # other signs: masks differ
+_NUMPY_FULL = np.full  # NumPy's own function (bound outside a recording)
+OUTSIDE = np.zeros(4)  # an array created outside the recorded function
+
+
+def primal(r):
+    """What a recorded function computed, as NumPy's value (float64 for active arrays)."""
+    if type(r) is Prealloc:
+        r = resolve(r)
+    if isinstance(r, Predicate):
+        return np.asarray(r._v, dtype=bool)
+    if isinstance(r, Active):
+        return np.asarray(r._v, dtype=np.float64)
+    return np.asarray(r)
+
+
+def every_mode(cases):
+    """A test of each function of ``cases`` (name -> f) in every mode, at X."""
+    @pytest.mark.parametrize("name", list(cases))
+    def test(name, tmp_path):
+        check_every_mode(cases[name], X, V, X2, tmp_path)
+    return test
+
+
+def like_numpy(fns):
+    """A test that each ``fn(active X)`` of ``fns`` has NumPy's value, shape and dtype."""
+    @pytest.mark.parametrize("k", range(len(fns)))
+    def test(k):
+        fn, seen = fns[k], []
+
+        def f(p):
+            seen.append(primal(fn(p)))
+            return np.sum(p)
+        jittape.grad(f)(X)
+        ref = np.asarray(fn(X))
+        assert seen[0].shape == ref.shape and seen[0].dtype == ref.dtype
+        np.testing.assert_array_equal(seen[0], ref)
+    return test
+
+
+def raises(exc, match, fn):
+    """``fn`` of the active X (summed) raises ``exc`` matching ``match``."""
+    with pytest.raises(exc, match=match):
+        jittape.grad(lambda p: np.sum(fn(p)))(X)
+
+
+# === indices: one-argument np.where, np.nonzero & co., np.isnan & co., np.isreal & co. ===
+def _lmfit_pattern(p):  # lmfit's bose[np.where(np.isnan(bose))] = tiny, on an active bose
+    with np.errstate(invalid="ignore"):
+        bose = np.log(p) * p
+    bose[np.where(np.isnan(bose))] = 1e-3
+    return np.sum(bose * p)
+
+
+def _indices(p):
+    m = p > 0
+    s = np.sum(p[np.where(m)] ** 2) + np.sum(p[np.nonzero(m)]) + np.sum(p[m.nonzero()])
+    s = s + np.sum(p[np.argwhere(m)[:, 0]] * 2.0) + np.sum(p[np.flatnonzero(m)] ** 3)
+    q = np.outer(p, p)
+    r = q[np.where(q > 0.5)]  # two index arrays
+    fin = p[np.isfinite(p) & ~np.signbit(p) & ~np.isinf(p) & ~np.isnan(p)]
+    return s + np.sum(r) + np.sum(fin ** 2)
+
+
+test_index_idioms_in_every_mode = every_mode({"lmfit": _lmfit_pattern, "indices": _indices})
+test_index_values_are_numpys = like_numpy([
+    lambda p: np.where(p > 0), lambda p: np.where(np.outer(p, p) > 0),
+    lambda p: np.nonzero(p < 0), lambda p: (p < 0).nonzero(),
+    lambda p: np.argwhere(np.outer(p, p) > 0.5), lambda p: np.flatnonzero(p),
+    lambda p: np.isnan(p), lambda p: np.isinf(p), lambda p: np.isfinite(p),
+    lambda p: np.signbit(p), lambda p: np.iscomplex(p), lambda p: np.isreal(p),
+    lambda p: np.iscomplex(p[0]), lambda p: np.isreal(p[0]), lambda p: np.iscomplexobj(p),
+    lambda p: np.isrealobj(p), lambda p: np.diag_indices_from(np.outer(p, p)),
+    lambda p: np.diag_indices(4)])
+
+
+def test_index_functions_of_an_active_comparison_are_guarded():
+    fns = [lambda m: np.where(m), np.nonzero, lambda m: m.nonzero(), np.argwhere,
+           np.flatnonzero]
+    for fn in fns:
+        def f(p, fn=fn):
+            return np.sum(p[fn(p > 0)] ** 2)
+        tape = jittape.record(f, X)
+        assert tape.value(X2) == pytest.approx(f(X2), rel=1e-13)
+        with pytest.raises(GuardFailure):
+            tape.value(FLIPPED)
+
+
+def test_queries_of_shape_and_dtype_record_nothing():
+    def f(p):
+        m, p0 = np.outer(p, p), p[0]
+        n = p._t.n
+        got = [np.iscomplex(p), np.isreal(p), np.iscomplexobj(p), np.isrealobj(p),
+               np.iscomplex(p0), np.isreal(p0), np.diag_indices_from(m), np.diag_indices(4)]
+        assert p._t.n == n
+        ref = [np.iscomplex(X), np.isreal(X), np.iscomplexobj(X), np.isrealobj(X),
+               np.iscomplex(X[0]), np.isreal(X[0]), np.diag_indices_from(np.outer(X, X)),
+               np.diag_indices(4)]
+        for g, r in zip(got, ref):
+            assert type(g) is type(r)
+            np.testing.assert_array_equal(g, r)
+        return np.sum(p)
+    jittape.grad(f)(X)
+
+
+def test_index_errors_are_numpys():
+    raises(ValueError, "0d", lambda p: np.where(p[0] > 0))
+    raises(ValueError, "both or neither", lambda p: np.where(p > 0, p))
+    raises(ValueError, "at least 2-d", lambda p: np.diag_indices_from(p))
