@@ -132,3 +132,37 @@ def test_index_errors_are_numpys():
     raises(ValueError, "0d", lambda p: np.where(p[0] > 0))
     raises(ValueError, "both or neither", lambda p: np.where(p > 0, p))
     raises(ValueError, "at least 2-d", lambda p: np.diag_indices_from(p))
+
+
+# === astype ===============================================================================
+def _astype(p):
+    a = p.astype(float)
+    b = p.astype(np.float64, copy=False)
+    m = (p > 0).astype(float) + (p > 0.6).astype(np.float64)  # 0/1 floats: 2 where both
+    k = (p * 3.1).astype(int)  # guarded integers, no derivative
+    c = p.astype(float)
+    c[0] = -5.0  # a copy: p is unchanged
+    return np.sum(a * b) + np.sum(m * p) + np.sum(k * p) + np.sum(c) + np.sum(p)
+
+
+test_astype_in_every_mode = every_mode({"astype": _astype})
+test_astype_values_are_numpys = like_numpy([
+    lambda p: p.astype(float), lambda p: p.astype(int), lambda p: (p > 0).astype(float),
+    lambda p: (p > 0).astype(bool), lambda p: p.astype(bool), lambda p: p[0].astype(float),
+    lambda p: np.astype(p, np.int32), lambda p: p.astype(float, order="C", casting="safe")])
+
+
+def test_astype_copies_as_numpy():
+    def f(p):
+        assert p.astype(float) is not p and p.astype(float, copy=False) is p
+        m = p > 0
+        assert m.astype(bool) is not m and m.astype(bool, copy=False) is m
+        assert type(m.astype(float)) is Active  # floats, not a mask
+        return np.sum(p)
+    jittape.grad(f)(X)
+
+
+def test_astype_refusals():
+    raises(NotDifferentiableError, "float32", lambda p: p.astype(np.float32))
+    raises(TypeError, "safe", lambda p: p.astype(int, casting="safe"))
+    raises(ValueError, "order", lambda p: p.astype(float, order="X"))

@@ -13,6 +13,7 @@ raveled input (:func:`with_extra`). Also here: the argument checks shared by the
 
 import numpy as np
 
+from . import dispatch
 from .active import (Active, Predicate, check_const, new_active, tape_of, const, flat_index, gather,
                      guard, reshape, strided)  # noqa: F401  (strided: used here and in views)
 from .._base.errors import NotDifferentiableError
@@ -184,6 +185,15 @@ def take_flat(x, idx):
     return r
 
 
+def as_float(a):
+    """An active comparison (bool values) as the active float array of its 0/1 values (the
+    same record); any other value unchanged."""
+    if not isinstance(a, Predicate):
+        return a
+    v = a._v
+    return Active(a._t, a._i, float(v) if type(v) is bool else np.asarray(v, np.float64))
+
+
 def rearrange(x, fn):
     """Record ``fn(x)`` for a NumPy function ``fn`` that only moves/selects elements."""
     return take_flat(x, fn(flat_index(x)))
@@ -243,3 +253,6 @@ def with_extra(x, extra):
     """The raveled active ``x`` followed by the raveled ``extra`` (constant or active): one
     CONCAT record; ``x``'s elements keep their flat numbers, ``extra``'s start at x.size."""
     return concatenate([alias(x, (-1,)), ravel_any(extra)])
+
+
+dispatch.OPERATORS["as_float"] = as_float
