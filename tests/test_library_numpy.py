@@ -166,3 +166,127 @@ def test_astype_refusals():
     raises(NotDifferentiableError, "float32", lambda p: p.astype(np.float32))
     raises(TypeError, "safe", lambda p: p.astype(int, casting="safe"))
     raises(ValueError, "order", lambda p: p.astype(float, order="X"))
+
+
+# === writes: np.copyto, np.putmask, np.place, np.fill_diagonal; np.extract ================
+def _copyto(p):
+    out = np.zeros(4)
+    np.copyto(out, p ** 2, where=p > 0)  # a select: correct wherever it is replayed
+    act = np.exp(np.outer(p[:2], p))  # (2, 4)
+    np.copyto(act, p[1:3].reshape(2, 1) * 2.0 + 1.0, where=np.array([True, False, True, True]))
+    row = np.ones((2, 4))
+    np.copyto(row, np.sin(p))  # broadcast over the rows
+    return np.sum(out * p) + np.sum(act @ p) + np.sum(row @ p)
+
+
+def _fill_diagonal(p):
+    a = np.zeros((4, 4))
+    np.fill_diagonal(a, p[:2] * 3.0)  # shorter: repeated, as NumPy's flat assignment
+    b = np.outer(p, p)  # an active array
+    np.fill_diagonal(b, 1.0)
+    c = np.outer(p, p[:2]) + 0.5
+    np.fill_diagonal(c, np.cos(p), wrap=True)  # tall: wraps every columns + 1 rows
+    d = np.zeros((5, 2)) + 0.25
+    np.fill_diagonal(d, p[3], wrap=True)
+    e = np.outer(p, p)
+    e[np.diag_indices_from(e)] = np.exp(p)
+    return np.sum(a @ p) + np.sum(b @ p) + np.sum(c * c) + np.sum(d) * p[0] + np.sum(e @ p)
+
+
+def _scipy_distribution(p):  # scipy.stats' rv_continuous.pdf: place(output, cond, ...)
+    cond = (p > 0) & (p < 3.0)
+    out = np.zeros(p.size) - 1.5
+    goodp = np.extract(cond, p)
+    np.place(out, cond, np.log(goodp) * goodp)
+    return np.sum(out * p)
+
+
+def _place_and_extract(p):
+    a = np.zeros((2, 3))
+    np.place(a, np.array([[1, 0, 1], [1, 1, 0]]), p[:2] ** 2)  # 2 values over 4 positions
+    b = np.cos(np.arange(6.0)) * p[3]
+    np.place(b, b > 0, p[1:3])
+    e = np.extract([True, False, True, True], p) + np.extract(p[:3] != 0, p[:3] * 2.0)
+    return np.sum(a * a) + np.sum(b * p[0]) + np.sum(e ** 3)
+
+
+def _putmask(p):
+    a = np.ones(4)
+    np.putmask(a, p > 0, p ** 2)  # an active mask: a select, no guard
+    b = np.sin(p)
+    np.putmask(b, [True, False, False, True], [10.0, p[1]])  # values repeated by position
+    c = np.outer(p, p)
+    np.putmask(c, c > 0.5, 0.5)
+    return np.sum(a * p) + np.sum(b * p) + np.sum(c @ p)
+
+
+def _writes_into_views(p):  # the functions write through views into their base
+    out = np.zeros(5)
+    np.copyto(out[1:], p * 2.0)  # a view of a preallocated array
+    m = np.outer(p, p)
+    np.fill_diagonal(m[1:3, 1:3], p[:2])  # a view of an active array
+    np.putmask(m.T[0], p > 0, -p)  # a strided view (a column)
+    np.place(m[3], m[3] > 0.5, p[0])
+    np.copyto(m[:, ::2], 1.0, where=np.array([True, False]))
+    return np.sum(out * out) + np.sum(m @ p)
+
+
+test_writes_in_every_mode = every_mode({
+    "copyto": _copyto, "fill_diagonal": _fill_diagonal,
+    "scipy distribution": _scipy_distribution, "place and extract": _place_and_extract,
+    "putmask": _putmask, "writes into views": _writes_into_views})
+test_extract_values_are_numpys = like_numpy([
+    lambda p: np.extract(p > 0, p), lambda p: np.extract([1, 0, 1], p),
+    lambda p: np.extract(p > 0, np.arange(4.0)), lambda p: np.extract(p > 0, p > 1)])
+
+
+def test_masks_that_select_are_not_guarded():
+    """np.copyto(where=) and np.putmask with an active comparison: one select, so a tape
+    replayed where the mask differs is still right (value and gradient)."""
+    def f(p):
+        out = np.zeros(4)
+        np.copyto(out, p ** 2, where=p > 0)
+        a = np.sin(p)
+        np.putmask(a, a < 0, p ** 3)
+        return np.sum(out * p) + np.sum(a * p)
+    tape = jittape.record(f, X)
+    value, grad = tape.value_and_gradient(FLIPPED)
+    assert value == pytest.approx(f(FLIPPED), rel=1e-13)
+    np.testing.assert_allclose(grad, jittape.grad(f)(FLIPPED), rtol=1e-13)
+
+
+def test_place_and_extract_guard_their_mask():
+    tape = jittape.record(_scipy_distribution, X)
+    assert tape.value(X2) == pytest.approx(_scipy_distribution(X2), rel=1e-13)
+    with pytest.raises(GuardFailure):
+        tape.value(FLIPPED)
+
+
+def test_plain_destinations_take_converted_values():
+    """An active value written into a plain integer or bool array: NumPy's conversion
+    (guarded), as NumPy writes a float into such an array."""
+    def f(p):
+        ints = np.zeros(4, dtype=int)
+        np.copyto(ints, p * 3.0, casting="unsafe")
+        np.testing.assert_array_equal(ints, (X * 3.0).astype(int))
+        flags = np.zeros(4, dtype=bool)
+        np.putmask(flags, [True, True, False, False], p > 0)
+        np.testing.assert_array_equal(flags, [True, False, False, False])
+        return np.sum(p * ints)
+    np.testing.assert_allclose(jittape.grad(f)(X), (X * 3.0).astype(int))
+
+
+def test_write_errors_and_refusals():
+    raises(NotDifferentiableError, "copyto", lambda p: np.copyto(OUTSIDE, p) or p)
+    raises(NotDifferentiableError, "place", lambda p: np.place(OUTSIDE, p > 0, p) or p)
+    raises(NotDifferentiableError, "comparison",
+           lambda p: np.copyto(p > 0, p, casting="unsafe") or p)
+    raises(TypeError, "same_kind", lambda p: np.copyto(np.zeros(4, int), p) or p)
+    raises(TypeError, "argument 1 must be numpy.ndarray",
+           lambda p: np.place([1.0, 2.0], [True, False], p) or p)
+    raises(ValueError, "same size", lambda p: np.place(np.zeros(3), p > 0, p) or p)
+    raises(ValueError, "empty array", lambda p: np.place(np.zeros(4), p > 0, []) or p)
+    raises(ValueError, "same size", lambda p: np.putmask(p * 1.0, [True, False], p) or p)
+    raises(ValueError, "broadcast", lambda p: np.copyto(p * 1.0, p[:3]) or p)
+    raises(ValueError, "at least 2-d", lambda p: np.fill_diagonal(p * 1.0, 1.0) or p)
+    raises(IndexError, "out of bounds", lambda p: np.extract(np.ones(5), p))

@@ -7,6 +7,8 @@ filling :mod:`jittape.numpy.dispatch` when imported: :mod:`jittape.numpy.ufuncs`
 :mod:`jittape.numpy.reductions` (reductions, scans, sorting, statistics),
 :mod:`jittape.numpy.shape_functions` (shape and indexing functions),
 :mod:`jittape.numpy.index_queries` (``argwhere``, ``flatnonzero``, ``isreal``, ...),
+:mod:`jittape.numpy.array_writes` (``copyto``, ``putmask``, ``place``, ``fill_diagonal``,
+``extract``),
 :mod:`jittape.numpy.products` (``dot``, ``matmul``, ``einsum``, ...),
 :mod:`jittape.numpy.linalg` and :mod:`jittape.numpy.decompositions` (``numpy.linalg``),
 :mod:`jittape.numpy.statistics` (``median``, ``quantile``, ``percentile``, ``partition``),
@@ -19,7 +21,7 @@ filling :mod:`jittape.numpy.dispatch` when imported: :mod:`jittape.numpy.ufuncs`
 
 import numpy as np
 
-from . import (builders, decompositions, dispatch,  # noqa: F401
+from . import (array_writes, builders, decompositions, dispatch,  # noqa: F401
                index_queries, linalg, numerics, object_arrays, prealloc,
                products, reductions, sequences, shape_functions, standard, statistics,
                ufuncs, views)

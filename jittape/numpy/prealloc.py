@@ -34,7 +34,7 @@ from numpy.lib.stride_tricks import as_strided
 from . import dispatch
 from .active import Active, const, gather
 from .object_arrays import as_operand
-from .shaping import concrete_key, has_active
+from .shaping import concrete_key, cyclic, has_active
 from .._base.errors import ActiveConversionError, NotDifferentiableError
 
 _F64 = np.dtype(np.float64)
@@ -256,7 +256,7 @@ class Prealloc(np.ndarray):
         return tuple(_wrap(q) for q in r) if type(r) is tuple else _wrap(r)
 
     def __array_function__(self, func, types, args, kwargs):
-        write = _WRITES.get(func)
+        write = WRITES.get(func)
         if write is not None:
             return write(*args, **kwargs)
         a, k = _resolved(args), _resolved(kwargs)
@@ -320,12 +320,19 @@ class _Flat:
         return resolve(a)[self._at(key)]
 
     def __setitem__(self, key, value):
+        """``a.flat[key] = value``: NumPy's flat assignment, which repeats a shorter
+        ``value`` (raveled) over the selected elements and cuts a longer one."""
         a = self._a
         value = as_operand(_resolved(value))
         if a._cell.active is None and not isinstance(value, Active):
             np.ndarray.flat.__get__(a)[key] = value
-        else:
-            a[self._at(key)] = value
+            return
+        at = self._at(key)
+        if np.size(value) == 0:
+            return  # NumPy: nothing is written
+        if np.size(value) != 1 and np.size(at[0]):
+            value = cyclic(value, np.shape(at[0]))
+        a[at] = value
 
     def __iter__(self):
         a = self._a
@@ -419,34 +426,19 @@ def _ufunc_out(ufunc, inputs, kwargs):
     return write_out(ufunc(*inputs, **kwargs), out if type(out) is tuple else (out,))
 
 
-def _copyto(dst, src, casting="same_kind", where=True):
-    src = as_operand(_resolved(src))
-    if type(dst) is Prealloc and (dst._cell.active is not None or isinstance(src, Active)):
-        dst[...] = src if where is True else np.where(where, src, resolve(dst))
-        return None
-    return np.copyto(_resolved(dst), src, casting=casting, where=where)
-
-
-def _putmask(a, mask, values):
-    values = as_operand(_resolved(values))
-    if type(a) is Prealloc and (a._cell.active is not None or isinstance(values, Active)):
-        mask = np.asarray(mask, dtype=bool)
-        vals = np.ravel(values)[np.arange(a.size) % np.size(values)]
-        a[mask] = np.reshape(vals, a.shape)[mask]
-        return None
-    return np.putmask(_resolved(a), mask, values)
-
-
 def _put(a, ind, v, mode="raise"):
     if type(a) is Prealloc:
         return a.put(ind, v, mode)
     return np.put(_resolved(a), ind, _resolved(v), mode)
 
 
-_WRITES = {np.copyto: _copyto, np.put: _put, np.putmask: _putmask,
-           # NumPy's Python code writes through r[...] / r.flat[...], which record:
-           np.fill_diagonal: np.fill_diagonal._implementation,
-           np.put_along_axis: np.put_along_axis._implementation}
+#: NumPy functions that write into their first argument, given a :class:`Prealloc` there:
+#: handler(*args, **kwargs), called with the Prealloc itself (not resolved). Filled here
+#: and by :mod:`jittape.numpy.array_writes` (``np.copyto``, ``np.putmask``, ``np.place``,
+#: ``np.fill_diagonal``).
+WRITES = {np.put: _put,
+          # NumPy's Python code writes through r[...], which records:
+          np.put_along_axis: np.put_along_axis._implementation}
 _AS_PLAIN = {np.array_repr, np.array_str, np.array2string}  # print as NumPy's arrays
 dispatch.PROXIES[Prealloc] = resolve
 dispatch.OPERATORS["ufunc_out"] = _ufunc_out

@@ -185,6 +185,19 @@ def take_flat(x, idx):
     return r
 
 
+def cyclic(values, shape):
+    """An array of ``shape`` holding ``values.flat[k % values.size]`` at flat position ``k``:
+    how NumPy's flat assignments (``a.flat[k] = v``, ``np.putmask``, ``np.place``,
+    ``np.fill_diagonal``) repeat a shorter value and cut a longer one. ``values`` active (a
+    gather, free when it is already that array) or constant (a float64 array); it must not
+    be empty unless ``shape`` is."""
+    n = int(np.prod(shape))
+    if not isinstance(values, Active):
+        return np.resize(np.asarray(check_const(values), dtype=np.float64), shape)
+    m = np.size(values._v)
+    return take_flat(values, (np.arange(n, dtype=np.intp) % m).reshape(shape))
+
+
 def as_float(a):
     """An active comparison (bool values) as the active float array of its 0/1 values (the
     same record); any other value unchanged."""
