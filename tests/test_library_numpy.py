@@ -290,3 +290,73 @@ def test_write_errors_and_refusals():
     raises(ValueError, "broadcast", lambda p: np.copyto(p * 1.0, p[:3]) or p)
     raises(ValueError, "at least 2-d", lambda p: np.fill_diagonal(p * 1.0, 1.0) or p)
     raises(IndexError, "out of bounds", lambda p: np.extract(np.ones(5), p))
+
+
+# === np.full and np.full_like of an active fill value =====================================
+def _constant_kernel(p):  # scikit-learn's ConstantKernel + WhiteKernel, in its own idiom
+    c = p[0] ** 2  # constant_value, a hyperparameter
+    K = np.full((3, 3), c, dtype=np.array(1.0).dtype)
+    K += np.outer(p[1:], p[1:])
+    np.fill_diagonal(K, np.diag(K) + p[3] ** 2)
+    diag = np.full(3, c)
+    return np.sum(K @ p[1:]) + np.sum(diag * p[1:]) + np.sum(np.full_like(p, p[2]) * p)
+
+
+def _full_forms(p):
+    a = np.full((2, 4), p)  # an active row broadcast
+    a[1, ::2] = 3.0  # a write into the result: a writable array of its own
+    b = np.full(4, p[1], order="F")
+    c = np.full_like(np.ones((2, 2)), p[3])  # of a plain array created while recording
+    d = np.full((2, 2), p[1] > 0)  # a comparison as the fill: a mask
+    k = np.full(3, p[1])
+    k[0] = 0.0  # the fill value is not changed
+    return np.sum(a * p) + np.sum(b ** 3) + np.sum(c @ p[:2]) + np.sum(d * p[:2]) + \
+        np.sum(k) + p[1]
+
+
+def _scipy_logpdf(p):  # scipy.stats: out = empty; out.fill(-inf); place(out, cond, ...)
+    out = np.empty(p.size)
+    out.fill(-1.5)
+    np.place(out, p > 0, np.log(np.extract(p > 0, p)))
+    return np.sum(out * p)
+
+
+test_full_in_every_mode = every_mode({
+    "constant kernel": _constant_kernel, "full forms": _full_forms,
+    "scipy logpdf": _scipy_logpdf})
+test_full_values_are_numpys = like_numpy([
+    lambda p: np.full((2, 3), p[0]), lambda p: np.full(3, p[1], dtype=float),
+    lambda p: np.full((2, 4), p), lambda p: np.full_like(np.ones(3), p[0]),
+    lambda p: np.full_like(p, p[3]), lambda p: np.full(3, p[0] * 2.7, dtype=int),
+    lambda p: np.full_like(np.arange(3), p[0] * 2.7), lambda p: np.full(2, p[1], dtype=bool),
+    lambda p: np.full_like(p, p[0] * 2.7, dtype=np.int32), lambda p: np.full(3, p[1] > 0),
+    lambda p: np.full((2, 4), p > 0), lambda p: np.full(2, p[0] > 0, dtype=float)])
+
+
+def test_full_with_an_active_fill_is_a_preallocated_array():
+    def f(p):
+        k = np.full((2, 2), p[0])
+        assert type(k) is Prealloc and k.dtype == np.float64 and k is not np.full(2, p[0])
+        f_order = np.full((2, 3), p[1], order="F")
+        assert f_order.flags.f_contiguous and not f_order.flags.c_contiguous
+        return np.sum(k) + np.sum(f_order * np.arange(6.0).reshape(2, 3))
+    assert jittape.grad(f)(X) == pytest.approx([4.0, 15.0, 0.0, 0.0])
+
+
+def test_place_into_minus_infinity():
+    """The idiom of SciPy's logpdf, summed: -inf, and the gradient of the placed values."""
+    def f(p):
+        out = np.empty(p.size)
+        out.fill(-np.inf)
+        np.place(out, p > 0, np.log(np.extract(p > 0, p)))
+        return out.sum()
+    value, grad = jittape.value_and_grad(f)(X)
+    assert value == f(X) == -np.inf
+    np.testing.assert_allclose(grad, np.where(X > 0, 1.0 / X, 0.0), rtol=1e-14)
+
+
+def test_full_refusals():
+    raises(NotDifferentiableError, "copyto",  # NumPy's own np.full writes with np.copyto
+           lambda p: _NUMPY_FULL(3, p[0], dtype=float))
+    raises(NotDifferentiableError, "float32", lambda p: np.full(3, p[0], dtype=np.float32))
+    raises(ValueError, "broadcast", lambda p: np.full(3, p))

@@ -8,7 +8,7 @@ filling :mod:`jittape.numpy.dispatch` when imported: :mod:`jittape.numpy.ufuncs`
 :mod:`jittape.numpy.shape_functions` (shape and indexing functions),
 :mod:`jittape.numpy.index_queries` (``argwhere``, ``flatnonzero``, ``isreal``, ...),
 :mod:`jittape.numpy.array_writes` (``copyto``, ``putmask``, ``place``, ``fill_diagonal``,
-``extract``),
+``extract``, ``full`` of an active fill value),
 :mod:`jittape.numpy.products` (``dot``, ``matmul``, ``einsum``, ...),
 :mod:`jittape.numpy.linalg` and :mod:`jittape.numpy.decompositions` (``numpy.linalg``),
 :mod:`jittape.numpy.statistics` (``median``, ``quantile``, ``percentile``, ``partition``),

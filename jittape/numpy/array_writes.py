@@ -13,20 +13,22 @@ A mask that only chooses, position by position, between the old and the new valu
 (``np.copyto(where=)``, ``np.putmask``) is recorded as a select (WHERE) when it is an active
 comparison: correct at any replayed point. Where the mask decides which value goes where
 (``np.place``: the k-th True position gets the k-th value) or the result's shape
-(``np.extract``), an active mask is guarded. NumPy's checks and errors come from NumPy's own function run
+(``np.extract``), an active mask is guarded. :func:`active_fill` is ``np.full`` /
+``np.full_like`` of an active fill value, called by the creation functions of
+:mod:`jittape.numpy.prealloc`. NumPy's checks and errors come from NumPy's own function run
 on plain arrays of the same shapes and dtypes.
 """
 
 import numpy as np
 
 from . import dispatch
-from .active import Active, Predicate, broadcast_to, compare, const, reshape
+from .active import Active, Predicate, compare, const, reshape
 from .._base.errors import NotDifferentiableError
 from ..optable.table import codes as K
 from .object_arrays import as_operand
 from .prealloc import WRITES, Prealloc, resolve
 from .selection import truth, where as select
-from .shaping import as_float, cyclic, take_flat
+from .shaping import as_float, cyclic, filled, take_flat
 from .views import assign, setitem
 
 
@@ -105,7 +107,7 @@ def _mask(mask, shape):
 def _as_array(t, v, shape):
     """``v`` broadcast to ``shape`` as an active array on tape ``t`` (a new object)."""
     if isinstance(v, Active):
-        return as_float(broadcast_to(v, shape)).copy()
+        return filled(v, shape)
     return const(t, np.broadcast_to(np.asarray(v, dtype=np.float64), shape))
 
 
@@ -202,8 +204,30 @@ def fill_diagonal(a, val, wrap=False):
         _write_flat("fill_diagonal", a, pos, cyclic(val, pos.shape))
 
 
+def active_fill(f, args, kwargs, fill):
+    """``np.full(shape, fill, ...)`` or ``np.full_like(a, fill, ...)`` (NumPy's own ``f``
+    with its arguments) for an active ``fill``: NumPy's array made with a constant fill
+    gives shape, dtype, memory order and errors; a float64 result is a Prealloc holding
+    ``fill`` broadcast (an active array that is an ndarray, as np.full's), a bool or
+    integer one NumPy's converted values (guarded), an object one NumPy's, holding the
+    active; other dtypes raise (see :func:`jittape.numpy.shaping.filled`)."""
+    args, kwargs = list(args), dict(kwargs)
+    at = (args, 1) if len(args) > 1 else (kwargs, "fill_value")
+    at[0][at[1]] = np.zeros((), bool if isinstance(fill, Predicate) else np.float64)
+    proto = f(*args, **kwargs)
+    if type(proto) not in (np.ndarray, Prealloc) or proto.dtype == object:
+        at[0][at[1]] = fill  # full_like of an active array (its handler), or objects
+        return f(*args, **kwargs)
+    if proto.dtype != np.float64:
+        return filled(fill, proto.shape, proto.dtype)
+    r = proto.view(np.ndarray).view(Prealloc)  # a root of its own
+    r[...] = fill
+    return r
+
+
 _WRITERS = {np.copyto: copyto, np.putmask: putmask, np.place: place,
             np.fill_diagonal: fill_diagonal}
 WRITES.update(_WRITERS)
 dispatch.FUNCTIONS.update(_WRITERS)
 dispatch.FUNCTIONS[np.extract] = extract
+dispatch.OPERATORS["active_fill"] = active_fill

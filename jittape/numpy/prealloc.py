@@ -34,7 +34,7 @@ from numpy.lib.stride_tricks import as_strided
 from . import dispatch
 from .active import Active, const, gather
 from .object_arrays import as_operand
-from .shaping import concrete_key, cyclic, has_active
+from .shaping import concrete_key, cyclic, filled, has_active
 from .._base.errors import ActiveConversionError, NotDifferentiableError
 
 _F64 = np.dtype(np.float64)
@@ -67,11 +67,7 @@ class _Creation:
         self._f = f
 
     def __call__(self, *args, **kwargs):
-        a = self._f(*args, **kwargs)
-        if _THREAD.depth and type(a) is np.ndarray and a.dtype == _F64 and a.ndim and \
-                not _internal(sys._getframe(1)):
-            return a.view(Prealloc)
-        return a
+        return _made(self._f(*args, **kwargs), sys._getframe(1))
 
     def __getattr__(self, name):  # __name__, __doc__, ...: NumPy's function's
         return getattr(self._f, name)
@@ -87,8 +83,32 @@ class _Creation:
         return cpu_target.typing_context.resolve_value_type(self._f)
 
 
+class _Filling(_Creation):
+    # np.full / np.full_like: NumPy's own code would write an active fill value into a plain
+    # array (np.copyto), so an active one goes to OPERATORS["active_fill"] (an active array)
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        fill = args[1] if len(args) > 1 else kwargs.get("fill_value")
+        if type(fill) not in (float, int):
+            fill = as_operand(fill)  # (a list or object array holding actives: one array)
+            if isinstance(fill, Active):
+                return dispatch.OPERATORS["active_fill"](self._f, args, kwargs, fill)
+        return _made(self._f(*args, **kwargs), sys._getframe(1))
+
+
+def _made(a, frame):
+    """What a creation function gives recorded code (``frame`` its caller's): NumPy's
+    float64 array ``a`` as a :class:`Prealloc`, or ``a`` itself."""
+    if _THREAD.depth and type(a) is np.ndarray and a.dtype == _F64 and a.ndim and \
+            not _internal(frame):
+        return a.view(Prealloc)
+    return a
+
+
 _ORIGINALS = {name: getattr(np, name) for name in _CREATORS}
-_WRAPPERS = {name: _Creation(f) for name, f in _ORIGINALS.items()}
+_WRAPPERS = {name: (_Filling if name.startswith("full") else _Creation)(f)
+             for name, f in _ORIGINALS.items()}
 
 
 def _internal(frame):
@@ -150,10 +170,15 @@ class _Cell:
         self.root = weakref.ref(root)
         self.active = None
 
-    def activate(self, t):
-        """Record the root's contents as a CONST on tape ``t``; poison the raw memory."""
-        self.active = const(t, np.array(self.memory, order="C"))  # a copy: then poisoned
-        self.memory[...] = np.nan
+    def activate(self, t, whole=None):
+        """Record the root's contents as a CONST on tape ``t`` (or take ``whole``, a new
+        active object of the root's shape, when the first write covers the root: nothing
+        of the old contents is read then); poison the raw memory."""
+        m = self.memory
+        if whole is None:
+            whole = const(t, np.array(m, order="C"))  # a copy: then poisoned
+        self.active = whole
+        m[...] = np.nan
 
     def positions(self, a):
         """The C-order flat index in the root of each element of ``a`` (a view of it)."""
@@ -225,6 +250,9 @@ class Prealloc(np.ndarray):
         if cell.active is None:
             if not isinstance(value, Active) or self.dtype != _F64:
                 return np.ndarray.__setitem__(self, key, value)
+            if _covers(key) and cell.is_root(self) and \
+                    _broadcasts(np.shape(value._v), self.shape):
+                return cell.activate(value._t, filled(value, self.shape))  # r.fill(x)
             cell.activate(value._t)
         act = cell.active
         if cell.is_root(self):
@@ -297,6 +325,17 @@ class Prealloc(np.ndarray):
         if act is not None:
             _refuse("pickling")
         return self.view(np.ndarray).__reduce__()
+
+
+def _covers(key):
+    """Whether the key ``...`` or ``:`` (all of an array) is ``key``."""
+    return key is Ellipsis or type(key) is slice and key == slice(None)
+
+
+def _broadcasts(shape, to):
+    """Whether NumPy broadcasts an array of ``shape`` to ``to`` (np.broadcast_to's rule)."""
+    return len(shape) <= len(to) and all(
+        e == 1 or e == f for e, f in zip(shape[::-1], to[::-1]))
 
 
 class _Flat:

@@ -14,8 +14,8 @@ raveled input (:func:`with_extra`). Also here: the argument checks shared by the
 import numpy as np
 
 from . import dispatch
-from .active import (Active, Predicate, check_const, new_active, tape_of, const, flat_index, gather,
-                     guard, reshape, strided)  # noqa: F401  (strided: used here and in views)
+from .active import (Active, Predicate, broadcast_to, check_const, new_active,  # noqa: F401
+                     tape_of, const, flat_index, gather, guard, reshape, strided)  # (for views)
 from .._base.errors import NotDifferentiableError
 from .object_arrays import as_operand
 from ..optable.table import codes as K
@@ -205,6 +205,33 @@ def as_float(a):
         return a
     v = a._v
     return Active(a._t, a._i, float(v) if type(v) is bool else np.asarray(v, np.float64))
+
+
+def filled(fill, shape, dtype=None):
+    """``np.full(shape, fill, dtype)`` for an active ``fill`` broadcast to ``shape``
+    (NumPy's broadcasting errors): float64 (or ``dtype`` None) a new active array, floats
+    even for a comparison; bool of a comparison a comparison result; a bool or integer
+    dtype otherwise NumPy's array of the converted values (guarded: a replay where they
+    differ records again); complex128 an active complex value. Other dtypes raise
+    :class:`NotDifferentiableError`."""
+    dt = np.dtype(np.float64 if dtype is None else dtype)
+    shape = tuple(shape) if np.ndim(shape) else (int(shape),)
+    b = broadcast_to(fill, shape)
+    if b is fill:
+        b = alias(fill, shape)  # a new object: a write into the result leaves fill alone
+    if dt.kind == "b" and isinstance(b, Predicate):
+        return b
+    b = as_float(b)
+    if dt == np.float64:
+        return b
+    if dt.kind in "biu":
+        return dispatch.OPERATORS["to_array"](b, dt)
+    if dt == np.complex128:
+        return dispatch.COMPLEX(b, 0.0)
+    raise NotDifferentiableError(
+        f"an array of dtype {dt} filled with an active value: only float64 carries "
+        f"derivatives. Use dtype=float64 (the default), or jittape.primal(value) for a "
+        f"constant fill.")
 
 
 def rearrange(x, fn):
