@@ -360,3 +360,75 @@ def test_full_refusals():
            lambda p: _NUMPY_FULL(3, p[0], dtype=float))
     raises(NotDifferentiableError, "float32", lambda p: np.full(3, p[0], dtype=np.float32))
     raises(ValueError, "broadcast", lambda p: np.full(3, p))
+
+
+# === reshape, ravel and flatten in the orders 'F', 'A' and 'K' ============================
+def _mnlogit(p):  # statsmodels' MNLogit: params.reshape(K, -1, order="F")
+    params = p.reshape(2, -1, order="F")  # (K, J - 1) in column-major order
+    exog = np.array([[1.0, 0.3], [1.0, -0.8], [1.0, 1.5]])
+    xb = exog @ params
+    exb = np.column_stack((np.ones(3), np.exp(xb)))
+    return np.sum(np.log(exb.sum(1))) - np.sum(xb[:, 0])
+
+
+def _orders(p):
+    m = np.outer(p, p[:3])  # (4, 3)
+    w = np.arange(12.0)
+    s = np.sum(m.ravel(order="F") * w) + np.sum(np.ravel(m, order="K") * w)
+    s = s + np.sum(m.T.ravel(order="K") * w) + np.sum(m.T.flatten("A") * w)
+    s = s + np.sum(np.reshape(m, (2, 6), order="F") * w.reshape(2, 6))
+    s = s + np.sum(m.T.reshape(2, 6, order="A") * w.reshape(2, 6))
+    s = s + np.sum(m[::-1, ::2].T.ravel("K") * w[:8])
+    return s + np.sum(m.flatten("F") ** 2)
+
+
+def _order_aliasing(p):
+    q = p * 1.0
+    y = q.reshape(2, 2, order="F")  # a view of a vector: writes reach q
+    y[0, 1] = 7.0 * p[0]
+    z = np.outer(p, p[:2])
+    z.T.ravel("K")[0] = p[3]  # memory order of z: a view, the write reaches z
+    c = z.ravel("F")  # not contiguous in F order: a copy
+    c[1] = 100.0
+    return np.sum(q * p) + np.sum(z * z)
+
+
+def _fortran_ordered(p):  # arrays created in Fortran order keep NumPy's memory layout
+    r = np.empty((2, 3), order="F")
+    r[0] = p[:3]
+    r[1] = p[1:] * 2.0
+    a = r.ravel("K")  # F memory order (a view in NumPy)
+    b = r.T.reshape(-1)  # r.T is C-contiguous: a view, the write below reaches r
+    b[0] = 10.0 * p[3]
+    c = r.reshape(3, 2, order="A")
+    k = np.full((2, 3), p[0], order="F")
+    k[1] = p[1:]
+    return np.sum(a * np.arange(6.0)) + np.sum(r * r) + np.sum(c * np.arange(6.0).reshape(
+        3, 2)) + np.sum(k.ravel("K") * np.arange(6.0)) + np.sum(k.T.ravel() * np.arange(6.0))
+
+
+test_orders_in_every_mode = every_mode({
+    "mnlogit": _mnlogit, "orders": _orders, "aliasing": _order_aliasing,
+    "fortran ordered": _fortran_ordered})
+test_order_values_are_numpys = like_numpy([
+    lambda p: p.reshape(2, 2, order="F"), lambda p: np.reshape(p, (2, 2), order="A"),
+    lambda p: np.outer(p, p[:3]).ravel("F"), lambda p: np.outer(p, p[:3]).T.ravel("K"),
+    lambda p: np.outer(p, p[:3]).T.ravel("A"), lambda p: np.outer(p, p[:3]).flatten("K"),
+    lambda p: np.outer(p, p[:3])[:, ::-2].ravel("K"),
+    lambda p: np.broadcast_to(p, (3, 4)).T.ravel("K"),
+    lambda p: np.reshape(np.outer(p, p[:3]), (3, 2, 2), order="F"),
+    lambda p: (np.outer(p, p) > 0).reshape(-1, order="F")])
+
+
+def test_order_views_are_linked_as_numpys():
+    def f(p):
+        q = p * 1.0
+        assert q.reshape(2, 2, order="F")._base is not None  # a view of q
+        assert np.outer(p, p).ravel("F")._base is None  # a copy
+        return np.sum(q)
+    jittape.grad(f)(X)
+
+
+def test_order_errors_are_numpys():
+    raises(ValueError, "order 'K' is not permitted", lambda p: p.reshape(2, 2, order="K"))
+    raises(ValueError, "copy", lambda p: np.outer(p, p).reshape(-1, order="F", copy=False))

@@ -4,6 +4,7 @@ The handlers live in modules by subject, layered above :mod:`jittape.numpy.activ
 filling :mod:`jittape.numpy.dispatch` when imported: :mod:`jittape.numpy.ufuncs` (ufuncs),
 :mod:`jittape.numpy.operators` (``+ - * / ** % //`` and ``x[i]``), :mod:`jittape.numpy.views`
 (indexing, item assignment, in-place operators, reshape and transpose views),
+:mod:`jittape.numpy.memory_order` (``reshape``/``ravel`` in the orders 'C', 'F', 'A', 'K'),
 :mod:`jittape.numpy.reductions` (reductions, scans, sorting, statistics),
 :mod:`jittape.numpy.shape_functions` (shape and indexing functions),
 :mod:`jittape.numpy.index_queries` (``argwhere``, ``flatnonzero``, ``isreal``, ...),
@@ -22,7 +23,7 @@ filling :mod:`jittape.numpy.dispatch` when imported: :mod:`jittape.numpy.ufuncs`
 import numpy as np
 
 from . import (array_writes, builders, decompositions, dispatch,  # noqa: F401
-               index_queries, linalg, numerics, object_arrays, prealloc,
+               index_queries, linalg, memory_order, numerics, object_arrays, prealloc,
                products, reductions, sequences, shape_functions, standard, statistics,
                ufuncs, views)
 from . import array_api  # noqa: F401  (the namespace x.__array_namespace__() gives)

@@ -44,9 +44,11 @@ class NdarrayMethods:
         """NumPy's index arrays of the nonzero elements, guarded (``np.nonzero``)."""
         return np.nonzero(self)
 
-    def reshape(self, *shape, order="C"):
+    def reshape(self, *shape, order="C", copy=None):
         shape = shape[0] if len(shape) == 1 else shape
-        return np.reshape(self, shape, order=order)
+        if copy is None:
+            return np.reshape(self, shape, order=order)
+        return np.reshape(self, shape, order=order, copy=copy)
 
     def ravel(self, order="C"):
         return np.ravel(self, order=order)

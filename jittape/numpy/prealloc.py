@@ -35,6 +35,7 @@ from . import dispatch
 from .active import Active, const, gather
 from .object_arrays import as_operand
 from .shaping import concrete_key, cyclic, filled, has_active
+from .views import lay_out
 from .._base.errors import ActiveConversionError, NotDifferentiableError
 
 _F64 = np.dtype(np.float64)
@@ -177,6 +178,8 @@ class _Cell:
         m = self.memory
         if whole is None:
             whole = const(t, np.array(m, order="C"))  # a copy: then poisoned
+        if not m.flags.c_contiguous:  # (np.empty(..., order="F")): views follow NumPy's
+            lay_out(whole, np.empty_like(m, dtype=np.uint8))
         self.active = whole
         m[...] = np.nan
 

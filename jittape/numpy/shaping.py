@@ -147,7 +147,7 @@ def view(x, q, value):
     return strided(x, start, q.shape, q.strides, value)
 
 
-def _affine(idx):
+def affine(idx):
     """``(start, strides)`` if the integer array ``idx`` is ``start + sum_d i_d *
     strides[d]`` over its multi-index (a view's flat positions), else None."""
     flat = idx.ravel()
@@ -177,7 +177,7 @@ def take_flat(x, idx):
     if flat.size == xv.size and flat.size and flat[0] == 0 and (
             flat.size == 1 or bool(np.all(np.diff(flat) == 1))):
         return alias(x, idx.shape)
-    lay = _affine(idx) if idx.size > 1 else None
+    lay = affine(idx) if idx.size > 1 else None
     r = strided(x, lay[0], idx.shape, lay[1], xv[idx]) if lay else gather(x, idx, xv[idx])
     if isinstance(x, Predicate):  # 0/1 values gathered: still a mask
         v = np.asarray(r._v) != 0.0
