@@ -112,10 +112,12 @@ def _as_array(t, v, shape):
 
 
 def copyto(dst, src, casting="same_kind", where=True):
-    """``np.copyto(dst, src, casting, where)``: ``src`` broadcast to ``dst``'s shape and
-    written where ``where`` is True. ``dst`` active or created while recording: one
-    record, a select (WHERE) when ``where`` is given (an active comparison stays data);
-    ``dst`` a plain array: NumPy's own (an active ``where`` guarded). Returns None."""
+    """``np.copyto(dst, src, casting, where)``: ``src`` written into ``dst``.
+
+    ``src`` broadcast to ``dst``'s shape, written where ``where`` is True. ``dst`` active or
+    created while recording: one record, a select (WHERE) when ``where`` is given (an active
+    comparison stays data); ``dst`` a plain array: NumPy's own (an active ``where``
+    guarded). Returns None."""
     src, where = as_operand(src), as_operand(where)
     cur = _current(dst)
     dt = _primal(cur).dtype
@@ -133,10 +135,12 @@ def copyto(dst, src, casting="same_kind", where=True):
 
 
 def putmask(a, mask, values):
-    """``np.putmask(a, mask, values)``: ``a.flat[n] = values.flat[n % values.size]`` where
-    ``mask.flat[n]`` (``mask`` of ``a``'s size); ``a`` active or created while recording:
-    one select (WHERE), an active mask staying data; ``a`` plain: NumPy's own (an active
-    mask guarded). Empty ``values`` write nothing. Returns None."""
+    """``np.putmask(a, mask, values)``: ``values`` by position where ``mask`` holds.
+
+    ``a.flat[n] = values.flat[n % values.size]`` where ``mask.flat[n]`` (``mask`` of ``a``'s
+    size); ``a`` active or created while recording: one select (WHERE), an active mask
+    staying data; ``a`` plain: NumPy's own (an active mask guarded). Empty ``values`` write
+    nothing. Returns None."""
     mask, values = as_operand(mask), as_operand(values)
     cur = _current(a)
     shape = np.shape(_primal(cur))
@@ -151,10 +155,12 @@ def putmask(a, mask, values):
 
 
 def place(arr, mask, vals):
-    """``np.place(arr, mask, vals)``: the k-th True position of ``mask`` (of ``arr``'s
-    size) gets ``vals.flat[k % vals.size]``. Which value goes where depends on the mask, so
-    an active mask is guarded; one scatter into ``arr`` (active or created while
-    recording), NumPy's own for a plain ``arr`` and constant ``vals``. Returns None.
+    """``np.place(arr, mask, vals)``: ``vals`` in turn at ``mask``'s True positions.
+
+    The k-th True position of ``mask`` (of ``arr``'s size) gets ``vals.flat[k %
+    vals.size]``. Which value goes where depends on the mask, so an active mask is guarded;
+    one scatter into ``arr`` (active or created while recording), NumPy's own for a plain
+    ``arr`` and constant ``vals``. Returns None.
 
     Raises NumPy's errors: TypeError if ``arr`` is not an array, ValueError for a mask of
     another size or for empty ``vals`` with a True mask element."""
@@ -176,10 +182,11 @@ def place(arr, mask, vals):
 
 
 def extract(condition, arr):
-    """``np.extract(condition, arr)``: the elements of ``arr.ravel()`` where
-    ``condition.ravel()`` is nonzero, a 1-D gather. An active condition is guarded (the
-    result's length depends on it); NumPy's IndexError for a condition longer than
-    ``arr`` with a True element beyond it."""
+    """``np.extract(condition, arr)``: the elements where ``condition``, a 1-D gather.
+
+    The elements of ``arr.ravel()`` where ``condition.ravel()`` is nonzero. An active
+    condition is guarded (the result's length depends on it); NumPy's IndexError for a
+    condition longer than ``arr`` with a True element beyond it."""
     m = truth(as_operand(condition))
     arr = as_operand(arr)
     idx = np.take(np.arange(np.size(_primal(arr))), np.nonzero(np.ravel(m))[0])
@@ -189,10 +196,12 @@ def extract(condition, arr):
 
 
 def fill_diagonal(a, val, wrap=False):
-    """``np.fill_diagonal(a, val, wrap)``: NumPy's diagonal positions of ``a`` (2-D, or
-    N-D with equal dimensions; ``wrap`` for tall matrices) get ``val`` raveled, repeated
-    or cut as by NumPy's flat assignment; one scatter into ``a`` (active or created while
-    recording), NumPy's own for a plain ``a`` and constant ``val``. Returns None."""
+    """``np.fill_diagonal(a, val, wrap)``: ``val`` written on the diagonal of ``a``.
+
+    NumPy's diagonal positions of ``a`` (2-D, or N-D with equal dimensions; ``wrap`` for
+    tall matrices) get ``val`` raveled, repeated or cut as by NumPy's flat assignment; one
+    scatter into ``a`` (active or created while recording), NumPy's own for a plain ``a``
+    and constant ``val``. Returns None."""
     val = as_operand(val)
     cur = _current(a)
     sel = np.zeros(np.shape(_primal(cur)), dtype=bool)

@@ -18,8 +18,9 @@ from .shaping import shape_probe
 
 
 def argwhere(a):
-    """``np.argwhere``: NumPy's ``(N, a.ndim)`` int array of the nonzero positions of
-    ``a``, guarded on ``a != 0``."""
+    """``np.argwhere``: NumPy's int array of the nonzero positions, guarded.
+
+    Shape ``(N, a.ndim)``; the guard is on ``a != 0`` (a comparison: itself)."""
     return np.argwhere(truth(a))
 
 
@@ -34,8 +35,9 @@ def _float64(x):
 
 
 def iscomplex(x):
-    """``np.iscomplex`` of a real active: all False (a bool array of its shape, NumPy's
-    ``np.False_`` for a 0-d value); no record."""
+    """``np.iscomplex`` of a real active: all False; no record.
+
+    A bool array of the shape (NumPy's ``np.False_`` for a 0-d value)."""
     return np.iscomplex(_float64(x))
 
 
@@ -45,8 +47,9 @@ def isreal(x):
 
 
 def diag_indices_from(arr):
-    """``np.diag_indices_from``: NumPy's tuple of ``arr.ndim`` int arrays for a square
-    ``arr`` (its errors otherwise); from the shape alone, no record."""
+    """``np.diag_indices_from``: NumPy's index arrays, from the shape (no record).
+
+    A tuple of ``arr.ndim`` int arrays for a square ``arr``, NumPy's errors otherwise."""
     return np.diag_indices_from(shape_probe(np.shape(arr._v)))
 
 

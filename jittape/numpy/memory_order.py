@@ -26,8 +26,9 @@ from .views import layout_probe, ravel_view, reshape_view, track
 
 def _laid_out(x):
     """An intp array of ``x``'s shape with NumPy's memory layout of ``x`` (the strides of
-    :func:`jittape.numpy.views.layout_probe`), holding ``x``'s C-order flat positions. Elements that share memory (a
-    broadcast view) hold one of their positions: their values are the same."""
+    :func:`jittape.numpy.views.layout_probe`), holding ``x``'s C-order flat positions.
+    Elements that share memory (a broadcast view) hold one of their positions: their
+    values are the same."""
     idx = flat_index(x)
     q = layout_probe(x) if idx.size > 1 else None
     if q is None or q.flags.c_contiguous:
@@ -51,9 +52,11 @@ def _read(x, idx):
 
 
 def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
-    """``np.reshape`` / ``a.reshape`` in NumPy's orders: 'C' is free, 'F' and 'A' read
-    the elements in that order (see the module docstring); 'K' raises NumPy's ValueError.
-    A view of ``a`` when NumPy's is (``copy=False`` raises NumPy's error when it cannot)."""
+    """``np.reshape`` / ``a.reshape`` in NumPy's orders 'C', 'F' and 'A'.
+
+    'C' is free, 'F' and 'A' read the elements in that order (see the module docstring);
+    'K' raises NumPy's ValueError. A view of ``a`` when NumPy's is (``copy=False`` raises
+    NumPy's error when it cannot)."""
     if order == "C":
         return reshape_view(a, shape, order, newshape=newshape, copy=copy)
     shape = newshape if shape is None else shape
@@ -64,8 +67,10 @@ def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
 
 
 def ravel(a, order="C"):
-    """``np.ravel`` / ``a.ravel`` in NumPy's orders ('K': memory order, as NumPy reads
-    it); a view of ``a`` when NumPy's is. ``a.flatten(order)`` is its copy."""
+    """``np.ravel`` / ``a.ravel`` in NumPy's orders 'C', 'F', 'A' and 'K'.
+
+    'K' reads in memory order, as NumPy does; a view of ``a`` when NumPy's is.
+    ``a.flatten(order)`` is its copy."""
     if order == "C":
         return ravel_view(a)
     r = _read(a, np.ravel(_laid_out(a), order=order))  # NumPy's errors
