@@ -90,12 +90,24 @@ class _Filling(_Creation):
     __slots__ = ()
 
     def __call__(self, *args, **kwargs):
-        fill = args[1] if len(args) > 1 else kwargs.get("fill_value")
-        if type(fill) not in (float, int):
-            fill = as_operand(fill)  # (a list or object array holding actives: one array)
-            if isinstance(fill, Active):
-                return dispatch.OPERATORS["active_fill"](self._f, args, kwargs, fill)
+        fill = _active_fill(args[1] if len(args) > 1 else kwargs.get("fill_value"))
+        if fill is not None:
+            return dispatch.OPERATORS["active_fill"](self._f, args, kwargs, fill)
         return _made(self._f(*args, **kwargs), sys._getframe(1))
+
+
+def _active_fill(v):
+    """The fill value ``v`` as one active value if it is or holds one (a list or object
+    array of actives, a Prealloc holding active values), else None."""
+    t = type(v)
+    if t is float or t is int:
+        return None
+    if t is np.ndarray:
+        held = v.dtype == object and any(isinstance(e, Active) for e in v.flat)
+    else:
+        held = isinstance(v, Active) or t is Prealloc or t in (list, tuple) and has_active(v)
+    v = as_operand(v) if held else None
+    return v if isinstance(v, Active) else None
 
 
 def _made(a, frame):
