@@ -343,6 +343,17 @@ def test_full_with_an_active_fill_is_a_preallocated_array():
     assert jittape.grad(f)(X) == pytest.approx([4.0, 15.0, 0.0, 0.0])
 
 
+def test_full_of_other_fills_is_numpys():
+    def f(p):
+        objects = np.full(2, np.array([{}, "a"], dtype=object))  # no active: NumPy's
+        assert objects.dtype == object and objects[0] == {}
+        mixed = np.full(3, [p[0], 1.0, p[1]])  # a list holding actives: one active array
+        assert type(mixed) is Prealloc or not isinstance(p, Active)
+        return np.sum(mixed * p[1:]) + np.sum(np.full(3, 2.5))
+    assert jittape.value_and_grad(f)(X)[0] == pytest.approx(f(X), rel=1e-14)
+    np.testing.assert_allclose(jittape.grad(f)(X), [-1.2, 1.3, 1.0, -1.2], rtol=1e-14)
+
+
 def test_place_into_minus_infinity():
     """The idiom of SciPy's logpdf, summed: -inf, and the gradient of the placed values."""
     def f(p):
