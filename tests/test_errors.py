@@ -83,11 +83,6 @@ def test_active_index_is_refused():
         jittape.grad(lambda x: x[x[0]])(X)
 
 
-def test_one_argument_where_is_refused():
-    with pytest.raises(NotDifferentiableError, match="indices"):
-        jittape.grad(lambda x: np.sum(np.where(x > 0)))(X)
-
-
 def test_ambiguous_truth_value_of_active_array():
     with pytest.raises(ValueError, match="ambiguous"):
         jittape.grad(lambda x: x[0] if x > 0 else x[1])(X)

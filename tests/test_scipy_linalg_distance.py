@@ -16,7 +16,7 @@ import scipy.linalg as sl
 import scipy.spatial.distance as D
 
 import jittape
-from jittape.numpy import dispatch, stand_ins
+from jittape.numpy import stand_ins
 from jittape.testing import check_grads
 from modes import check_every_mode
 
@@ -511,21 +511,9 @@ def _kernels():
             "constant+rbf": k.ConstantKernel() + k.RBF()}
 
 
-_FILL = ("np.fill_diagonal(K, 1) in the kernel's __call__ (sklearn kernels.py): "
-         "NotDifferentiableError 'numpy.fill_diagonal has no derivative rule in jittape'")
-_DIAG = ("K[np.diag_indices_from(K)] += self.alpha in GaussianProcessRegressor."
-         "log_marginal_likelihood (_gpr.py): NotDifferentiableError "
-         "'numpy.diag_indices_from has no derivative rule in jittape'")
-_FULL = ("np.full(shape, self.constant_value) with an active constant_value in "
-         "ConstantKernel.__call__: NotDifferentiableError 'numpy.copyto has no derivative "
-         "rule in jittape'")
-#: Why each kernel's gradient fails today: NumPy functions outside this module's scope.
-FIRST_FAILURE = {"rbf+white": _FILL, "matern0.5": _FILL, "matern1.5": _FILL,
-                 "matern2.5": _FILL, "rationalquadratic": _FILL,
-                 "expsinesquared+white": _DIAG, "dotproduct+white": _DIAG,
-                 "rbf*dotproduct+white": _FILL, "constant*rbf+white": _FULL,
-                 "constant+rbf": _FULL}
-GP_CASES = list(FIRST_FAILURE)
+GP_CASES = ["rbf+white", "matern0.5", "matern1.5", "matern2.5", "rationalquadratic",
+            "expsinesquared+white", "dotproduct+white", "rbf*dotproduct+white",
+            "constant*rbf+white", "constant+rbf"]
 
 
 def _gp_check(name):
@@ -541,26 +529,9 @@ def _gp_check(name):
     np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    strict=True, raises=jittape.NotDifferentiableError, reason=FIRST_FAILURE[n]))
-    for n in GP_CASES])
+@pytest.mark.parametrize("name", GP_CASES)
 def test_gaussian_process_log_marginal_likelihood_gradient(name):
-    _gp_check(name)
-
-
-def _fill_diagonal(a, val, wrap=False):
-    k = np.arange(min(a.shape))
-    a[k, k] = val
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    strict=True, raises=jittape.NotDifferentiableError, reason=_FULL))
-    if FIRST_FAILURE[n] == _FULL else n for n in GP_CASES])
-def test_gaussian_process_gradient_with_stand_ins_for_two_numpy_functions(name, monkeypatch):
-    """The same with test-only stand-ins for np.fill_diagonal (a[k, k] = val, a recorded
-    write) and np.diag_indices_from (plain indices): everything else, sklearn's
-    pdist/cdist/squareform, cholesky and cho_solve calls included, is jittape's."""
-    monkeypatch.setitem(dispatch.FUNCTIONS, np.fill_diagonal, _fill_diagonal)
-    monkeypatch.setitem(dispatch.FUNCTIONS, np.diag_indices_from,
-                        lambda a: np.diag_indices(np.shape(a)[0], np.ndim(a)))
+    """scikit-learn's own code (kernels' np.fill_diagonal and np.full, pdist, cdist,
+    squareform, cholesky, cho_solve, solve_triangular, K[np.diag_indices_from(K)] += alpha)
+    against its analytic gradient (eval_gradient=True)."""
     _gp_check(name)

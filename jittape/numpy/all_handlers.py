@@ -4,8 +4,12 @@ The handlers live in modules by subject, layered above :mod:`jittape.numpy.activ
 filling :mod:`jittape.numpy.dispatch` when imported: :mod:`jittape.numpy.ufuncs` (ufuncs),
 :mod:`jittape.numpy.operators` (``+ - * / ** % //`` and ``x[i]``), :mod:`jittape.numpy.views`
 (indexing, item assignment, in-place operators, reshape and transpose views),
+:mod:`jittape.numpy.memory_order` (``reshape``/``ravel`` in the orders 'C', 'F', 'A', 'K'),
 :mod:`jittape.numpy.reductions` (reductions, scans, sorting, statistics),
 :mod:`jittape.numpy.shape_functions` (shape and indexing functions),
+:mod:`jittape.numpy.index_queries` (``argwhere``, ``flatnonzero``, ``isreal``, ...),
+:mod:`jittape.numpy.array_writes` (``copyto``, ``putmask``, ``place``, ``fill_diagonal``,
+``extract``, ``full`` of an active fill value),
 :mod:`jittape.numpy.products` (``dot``, ``matmul``, ``einsum``, ...),
 :mod:`jittape.numpy.linalg` and :mod:`jittape.numpy.decompositions` (``numpy.linalg``),
 :mod:`jittape.numpy.statistics` (``median``, ``quantile``, ``percentile``, ``partition``),
@@ -18,9 +22,10 @@ filling :mod:`jittape.numpy.dispatch` when imported: :mod:`jittape.numpy.ufuncs`
 
 import numpy as np
 
-from . import (builders, conversions, decompositions, dispatch, linalg, numerics,  # noqa: F401
-               object_arrays, prealloc, products, reductions, sequences, shape_functions,
-               standard, statistics, ufuncs, views)
+from . import (array_writes, builders, conversions, decompositions, dispatch,  # noqa: F401
+               index_queries, linalg, memory_order, numerics, object_arrays, prealloc,
+               products, reductions, sequences, shape_functions, standard, statistics,
+               ufuncs, views)
 from . import array_api  # noqa: F401  (the namespace x.__array_namespace__() gives)
 from . import complex_functions, eig, fft  # noqa: F401  (active complex values)
 from . import operators  # noqa: F401  (Python's operators and x[i] on active values)

@@ -40,9 +40,15 @@ class NdarrayMethods:
     def argmin(self, axis=None):
         return np.argmin(self, axis=axis)
 
-    def reshape(self, *shape, order="C"):
+    def nonzero(self):
+        """NumPy's index arrays of the nonzero elements, guarded (``np.nonzero``)."""
+        return np.nonzero(self)
+
+    def reshape(self, *shape, order="C", copy=None):
         shape = shape[0] if len(shape) == 1 else shape
-        return np.reshape(self, shape, order=order)
+        if copy is None:
+            return np.reshape(self, shape, order=order)
+        return np.reshape(self, shape, order=order, copy=copy)
 
     def ravel(self, order="C"):
         return np.ravel(self, order=order)
@@ -96,18 +102,35 @@ class NdarrayMethods:
         # same record, new object: y = x.copy(); y[0] = 0 must leave x alone
         return type(self)(self._t, self._i, self._v)
 
-    def astype(self, dtype, copy=True):
-        """A float64 copy, or NumPy's integer/bool value (no derivative, guarded: see
-        :func:`jittape.numpy.object_arrays.to_array`); other float dtypes raise."""
-        if np.dtype(dtype).kind in "biu":
-            return dispatch.OPERATORS["to_array"](self, dtype)
-        if np.dtype(dtype) == np.complex128:
-            return dispatch.COMPLEX(self.copy() if copy else self, 0.0)
-        if np.dtype(dtype) != np.float64:
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """``x.astype(dtype)`` as NumPy's: float64 an active value (a new object unless
+        ``copy=False``; a comparison's 0/1 values as floats, always a new array as NumPy's
+        bool-to-float cast), complex128 an active complex value, an integer dtype NumPy's
+        values (no derivative; guarded: see :func:`jittape.numpy.object_arrays.to_array`),
+        bool a comparison result (a copy of a comparison, else ``x != 0`` guarded).
+        TypeError if ``casting`` forbids the cast; other float dtypes (float32, ...) raise
+        :class:`NotDifferentiableError`."""
+        dt = np.dtype(dtype)
+        mask = _is_mask(self._v)
+        src = np.dtype(bool) if mask else np.dtype(np.float64)
+        if order not in ("K", "A", "C", "F"):
+            raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+        if not np.can_cast(src, dt, casting):
+            raise TypeError(f"Cannot cast array data from {src!r} to {dt!r} according to "
+                            f"the rule {casting!r}")
+        if mask and dt.kind == "b":
+            return self.copy() if copy else self
+        x = dispatch.OPERATORS["as_float"](self)
+        if dt.kind in "biu":
+            return dispatch.OPERATORS["to_array"](x, dt)
+        if dt == np.complex128:
+            return dispatch.COMPLEX(x.copy() if copy else x, 0.0)
+        if dt != np.float64:
             raise NotDifferentiableError(
-                f"astype({dtype}) of an active value: only float64 carries derivatives. "
-                f"Use jittape.primal(x).astype(...) for a constant copy.")
-        return self.copy() if copy else self
+                f"astype({dt}) of an active value: only float64 carries derivatives. Use "
+                f"x.astype(np.float64), or jittape.primal(x).astype({dt}) for a constant "
+                f"copy.")
+        return x.copy() if copy and x is self else x
 
     def __setitem__(self, key, value):
         """``x[key] = value``: recorded as a functional update (overwritten elements get no
@@ -151,3 +174,8 @@ class NdarrayMethods:
 
     def round(self, decimals=0):
         return np.round(self, decimals)
+
+
+def _is_mask(v):
+    """Whether the primal ``v`` is a comparison result's (``bool`` or a bool array)."""
+    return type(v) is bool or getattr(v, "dtype", None) == np.bool_

@@ -33,8 +33,9 @@ from numpy.lib.stride_tricks import as_strided
 from . import dispatch, float_warnings, stand_ins
 from .active import Active, const, gather
 from .object_arrays import as_operand
-from .shaping import concrete_key, has_active
+from .shaping import concrete_key, cyclic, filled, has_active
 from .stand_ins import StandIn, internal
+from .views import lay_out
 from .._base.errors import ActiveConversionError, NotDifferentiableError
 
 _F64 = np.dtype(np.float64)
@@ -62,15 +63,47 @@ class _Creation(StandIn):
     __slots__ = ()
 
     def __call__(self, *args, **kwargs):
-        a = self._f(*args, **kwargs)
-        if _THREAD.depth and type(a) is np.ndarray and a.dtype == _F64 and a.ndim and \
-                not internal(sys._getframe(1)):
-            return a.view(Prealloc)
-        return a
+        return _made(self._f(*args, **kwargs), sys._getframe(1))
+
+
+class _Filling(_Creation):
+    # np.full / np.full_like: NumPy's own code would write an active fill value into a plain
+    # array (np.copyto), so an active one goes to OPERATORS["active_fill"] (an active array)
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        fill = _active_fill(args[1] if len(args) > 1 else kwargs.get("fill_value"))
+        if fill is not None:
+            return dispatch.OPERATORS["active_fill"](self._f, args, kwargs, fill)
+        return _made(self._f(*args, **kwargs), sys._getframe(1))
+
+
+def _active_fill(v):
+    """The fill value ``v`` as one active value if it is or holds one (a list or object
+    array of actives, a Prealloc holding active values), else None."""
+    t = type(v)
+    if t is float or t is int:
+        return None
+    if t is np.ndarray:
+        held = v.dtype == object and any(isinstance(e, Active) for e in v.flat)
+    else:
+        held = isinstance(v, Active) or t is Prealloc or t in (list, tuple) and has_active(v)
+    v = as_operand(v) if held else None
+    return v if isinstance(v, Active) else None
+
+
+def _made(a, frame):
+    """What a creation function gives recorded code (``frame`` its caller's): NumPy's
+    float64 array ``a`` as a :class:`Prealloc`, or ``a`` itself."""
+    if _THREAD.depth and type(a) is np.ndarray and a.dtype == _F64 and a.ndim and \
+            not internal(frame):
+        return a.view(Prealloc)
+    return a
 
 
 for _name in _CREATORS:
-    stand_ins.register(_name, _Creation(getattr(np, _name)))
+    stand_ins.register(_name, (_Filling if _name.startswith("full") else _Creation)(
+        getattr(np, _name)))
 
 
 class recording:
@@ -128,10 +161,17 @@ class _Cell:
         self.root = weakref.ref(root)
         self.active = None
 
-    def activate(self, t):
-        """Record the root's contents as a CONST on tape ``t``; poison the raw memory."""
-        self.active = const(t, np.array(self.memory, order="C"))  # a copy: then poisoned
-        self.memory[...] = np.nan
+    def activate(self, t, whole=None):
+        """Record the root's contents as a CONST on tape ``t`` (or take ``whole``, a new
+        active object of the root's shape, when the first write covers the root: nothing
+        of the old contents is read then); poison the raw memory."""
+        m = self.memory
+        if whole is None:
+            whole = const(t, np.array(m, order="C"))  # a copy: then poisoned
+        if not m.flags.c_contiguous:  # (np.empty(..., order="F")): views follow NumPy's
+            lay_out(whole, np.empty_like(m, dtype=np.uint8))
+        self.active = whole
+        m[...] = np.nan
 
     def positions(self, a):
         """The C-order flat index in the root of each element of ``a`` (a view of it)."""
@@ -203,6 +243,9 @@ class Prealloc(np.ndarray):
         if cell.active is None:
             if not isinstance(value, Active) or self.dtype != _F64:
                 return np.ndarray.__setitem__(self, key, value)
+            if _covers(key) and cell.is_root(self) and \
+                    _broadcasts(np.shape(value._v), self.shape):
+                return cell.activate(value._t, filled(value, self.shape))  # r.fill(x)
             cell.activate(value._t)
         act = cell.active
         if cell.is_root(self):
@@ -234,7 +277,7 @@ class Prealloc(np.ndarray):
         return tuple(_wrap(q) for q in r) if type(r) is tuple else _wrap(r)
 
     def __array_function__(self, func, types, args, kwargs):
-        write = _WRITES.get(func)
+        write = WRITES.get(func)
         if write is not None:
             return write(*args, **kwargs)
         a, k = _resolved(args), _resolved(kwargs)
@@ -277,6 +320,17 @@ class Prealloc(np.ndarray):
         return self.view(np.ndarray).__reduce__()
 
 
+def _covers(key):
+    """Whether the key ``...`` or ``:`` (all of an array) is ``key``."""
+    return key is Ellipsis or type(key) is slice and key == slice(None)
+
+
+def _broadcasts(shape, to):
+    """Whether NumPy broadcasts an array of ``shape`` to ``to`` (np.broadcast_to's rule)."""
+    return len(shape) <= len(to) and all(
+        e == 1 or e == f for e, f in zip(shape[::-1], to[::-1]))
+
+
 class _Flat:
     """``r.flat`` of a :class:`Prealloc`: NumPy's flat iterator, except that writes of
     active values (``a.flat[k] = x``, what ``np.fill_diagonal`` does) and reads after one
@@ -298,12 +352,19 @@ class _Flat:
         return resolve(a)[self._at(key)]
 
     def __setitem__(self, key, value):
+        """``a.flat[key] = value``: NumPy's flat assignment, which repeats a shorter
+        ``value`` (raveled) over the selected elements and cuts a longer one."""
         a = self._a
         value = as_operand(_resolved(value))
         if a._cell.active is None and not isinstance(value, Active):
             np.ndarray.flat.__get__(a)[key] = value
-        else:
-            a[self._at(key)] = value
+            return
+        at = self._at(key)
+        if np.size(value) == 0:
+            return  # NumPy: nothing is written
+        if np.size(value) != 1 and np.size(at[0]):
+            value = cyclic(value, np.shape(at[0]))
+        a[at] = value
 
     def __iter__(self):
         a = self._a
@@ -397,34 +458,19 @@ def _ufunc_out(ufunc, inputs, kwargs):
     return write_out(ufunc(*inputs, **kwargs), out if type(out) is tuple else (out,))
 
 
-def _copyto(dst, src, casting="same_kind", where=True):
-    src = as_operand(_resolved(src))
-    if type(dst) is Prealloc and (dst._cell.active is not None or isinstance(src, Active)):
-        dst[...] = src if where is True else np.where(where, src, resolve(dst))
-        return None
-    return np.copyto(_resolved(dst), src, casting=casting, where=where)
-
-
-def _putmask(a, mask, values):
-    values = as_operand(_resolved(values))
-    if type(a) is Prealloc and (a._cell.active is not None or isinstance(values, Active)):
-        mask = np.asarray(mask, dtype=bool)
-        vals = np.ravel(values)[np.arange(a.size) % np.size(values)]
-        a[mask] = np.reshape(vals, a.shape)[mask]
-        return None
-    return np.putmask(_resolved(a), mask, values)
-
-
 def _put(a, ind, v, mode="raise"):
     if type(a) is Prealloc:
         return a.put(ind, v, mode)
     return np.put(_resolved(a), ind, _resolved(v), mode)
 
 
-_WRITES = {np.copyto: _copyto, np.put: _put, np.putmask: _putmask,
-           # NumPy's Python code writes through r[...] / r.flat[...], which record:
-           np.fill_diagonal: np.fill_diagonal._implementation,
-           np.put_along_axis: np.put_along_axis._implementation}
+#: NumPy functions that write into their first argument, given a :class:`Prealloc` there:
+#: handler(*args, **kwargs), called with the Prealloc itself (not resolved). Filled here
+#: and by :mod:`jittape.numpy.array_writes` (``np.copyto``, ``np.putmask``, ``np.place``,
+#: ``np.fill_diagonal``).
+WRITES = {np.put: _put,
+          # NumPy's Python code writes through r[...], which records:
+          np.put_along_axis: np.put_along_axis._implementation}
 _AS_PLAIN = {np.array_repr, np.array_str, np.array2string}  # print as NumPy's arrays
 dispatch.PROXIES[Prealloc] = resolve
 dispatch.OPERATORS["ufunc_out"] = _ufunc_out

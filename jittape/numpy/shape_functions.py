@@ -17,10 +17,10 @@ from . import dispatch
 from .active import Active, broadcast_to, const, flat_index
 from .selection import where
 from .reductions import sum_
-from .shaping import (NOVALUE, alias, check_dtype, check_out, const_array, has_active,
-                      ravel_any, rearrange, refuse_active, shape_probe, take_flat, unsupported,
-                      primal_array, reshape_any, with_extra, concatenate, normalize_axis_index,
-                      stack)
+from .shaping import (NOVALUE, alias, check_dtype, check_out, const_array, filled,
+                      has_active, ravel_any, rearrange, refuse_active, shape_probe, take_flat,
+                      unsupported, primal_array, reshape_any, with_extra, concatenate,
+                      normalize_axis_index, stack)
 from .object_arrays import as_operand
 from .views import link_view, probe_of, rearranged_view, track
 
@@ -403,10 +403,10 @@ def _like(fill, name=None):
         fv = kw.pop("fill_value", args[0] if args else None)
         primal = [fv._v if isinstance(fv, Active) else fv] if fill is _FULL_LIKE else []
         value = fill(np.asarray(a._v), *primal, dtype=dtype, shape=shape, **kw)
-        if value.dtype != np.float64 and not isinstance(fv, Active):
-            return value  # an integer or boolean array: a constant, as NumPy's
         if isinstance(fv, Active):  # full_like(x, s): s broadcast to the shape
-            return broadcast_to(fv * np.ones(value.shape), value.shape).copy()
+            return filled(fv, value.shape, value.dtype)
+        if value.dtype != np.float64:
+            return value  # an integer or boolean array: a constant, as NumPy's
         return const(a._t, value)
     like.__name__ = name or fill.__name__
     like.__doc__ = (f"``np.{like.__name__}`` of an active array: an active constant of its "

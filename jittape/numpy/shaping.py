@@ -13,8 +13,9 @@ raveled input (:func:`with_extra`). Also here: the argument checks shared by the
 
 import numpy as np
 
-from .active import (Active, Predicate, check_const, new_active, tape_of, const, flat_index, gather,
-                     guard, reshape, strided)  # noqa: F401  (strided: used here and in views)
+from . import dispatch
+from .active import (Active, Predicate, broadcast_to, check_const, new_active,  # noqa: F401
+                     tape_of, const, flat_index, gather, guard, reshape, strided)  # (for views)
 from .._base.errors import NotDifferentiableError
 from .object_arrays import as_operand
 from ..optable.table import codes as K
@@ -146,7 +147,7 @@ def view(x, q, value):
     return strided(x, start, q.shape, q.strides, value)
 
 
-def _affine(idx):
+def affine(idx):
     """``(start, strides)`` if the integer array ``idx`` is ``start + sum_d i_d *
     strides[d]`` over its multi-index (a view's flat positions), else None."""
     flat = idx.ravel()
@@ -176,12 +177,61 @@ def take_flat(x, idx):
     if flat.size == xv.size and flat.size and flat[0] == 0 and (
             flat.size == 1 or bool(np.all(np.diff(flat) == 1))):
         return alias(x, idx.shape)
-    lay = _affine(idx) if idx.size > 1 else None
+    lay = affine(idx) if idx.size > 1 else None
     r = strided(x, lay[0], idx.shape, lay[1], xv[idx]) if lay else gather(x, idx, xv[idx])
     if isinstance(x, Predicate):  # 0/1 values gathered: still a mask
         v = np.asarray(r._v) != 0.0
         return Predicate(r._t, r._i, bool(v) if v.ndim == 0 else v)
     return r
+
+
+def cyclic(values, shape):
+    """An array of ``shape`` holding ``values.flat[k % values.size]`` at flat position ``k``:
+    how NumPy's flat assignments (``a.flat[k] = v``, ``np.putmask``, ``np.place``,
+    ``np.fill_diagonal``) repeat a shorter value and cut a longer one. ``values`` active (a
+    gather, free when it is already that array) or constant (a float64 array); it must not
+    be empty unless ``shape`` is."""
+    n = int(np.prod(shape))
+    if not isinstance(values, Active):
+        return np.resize(np.asarray(check_const(values), dtype=np.float64), shape)
+    m = np.size(values._v)
+    return take_flat(values, (np.arange(n, dtype=np.intp) % m).reshape(shape))
+
+
+def as_float(a):
+    """An active comparison (bool values) as the active float array of its 0/1 values (the
+    same record); any other value unchanged."""
+    if not isinstance(a, Predicate):
+        return a
+    v = a._v
+    return Active(a._t, a._i, float(v) if type(v) is bool else np.asarray(v, np.float64))
+
+
+def filled(fill, shape, dtype=None):
+    """``np.full(shape, fill, dtype)`` for an active ``fill`` broadcast to ``shape``
+    (NumPy's broadcasting errors): float64 (or ``dtype`` None) a new active array, floats
+    even for a comparison; bool of a comparison a comparison result; a bool or integer
+    dtype otherwise NumPy's array of the converted values (guarded: a replay where they
+    differ records again); complex128 an active complex value. Other dtypes raise
+    :class:`NotDifferentiableError`."""
+    dt = np.dtype(np.float64 if dtype is None else dtype)
+    shape = tuple(shape) if np.ndim(shape) else (int(shape),)
+    b = broadcast_to(fill, shape)
+    if b is fill:
+        b = alias(fill, shape)  # a new object: a write into the result leaves fill alone
+    if dt.kind == "b" and isinstance(b, Predicate):
+        return b
+    b = as_float(b)
+    if dt == np.float64:
+        return b
+    if dt.kind in "biu":
+        return dispatch.OPERATORS["to_array"](b, dt)
+    if dt == np.complex128:
+        return dispatch.COMPLEX(b, 0.0)
+    raise NotDifferentiableError(
+        f"an array of dtype {dt} filled with an active value: only float64 carries "
+        f"derivatives. Use dtype=float64 (the default), or jittape.primal(value) for a "
+        f"constant fill.")
 
 
 def rearrange(x, fn):
@@ -243,3 +293,6 @@ def with_extra(x, extra):
     """The raveled active ``x`` followed by the raveled ``extra`` (constant or active): one
     CONCAT record; ``x``'s elements keep their flat numbers, ``extra``'s start at x.size."""
     return concatenate([alias(x, (-1,)), ravel_any(extra)])
+
+
+dispatch.OPERATORS["as_float"] = as_float

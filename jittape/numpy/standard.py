@@ -11,16 +11,10 @@ and record a GUARD on what it depends on: a replay where it would differ records
 import numpy as np
 
 from . import dispatch
-from .active import Active, Predicate, compare, guard
+from .active import Active, compare, guard
+from .selection import truth
 from .._base.errors import NotDifferentiableError
 from ..optable.table import codes as K
-
-
-def _truth(x):
-    """``x != 0`` as a guarded comparison: its value is what control flow used."""
-    p = x if isinstance(x, Predicate) else compare(K.NE, x, 0.0)
-    guard(p)
-    return np.asarray(p._v, dtype=bool)
 
 
 def _guarded(x):
@@ -31,22 +25,22 @@ def _guarded(x):
 
 def any_(x, axis=None, out=None, keepdims=False, *, where=True):
     """``np.any`` of an active value: NumPy's bool, guarded."""
-    return np.any(_truth(x), axis=axis, out=out, keepdims=keepdims, where=where)
+    return np.any(truth(x), axis=axis, out=out, keepdims=keepdims, where=where)
 
 
 def all_(x, axis=None, out=None, keepdims=False, *, where=True):
     """``np.all`` of an active value: NumPy's bool, guarded."""
-    return np.all(_truth(x), axis=axis, out=out, keepdims=keepdims, where=where)
+    return np.all(truth(x), axis=axis, out=out, keepdims=keepdims, where=where)
 
 
 def count_nonzero(x, axis=None, *, keepdims=False):
     """``np.count_nonzero``: NumPy's integers, guarded."""
-    return np.count_nonzero(_truth(x), axis=axis, keepdims=keepdims)
+    return np.count_nonzero(truth(x), axis=axis, keepdims=keepdims)
 
 
 def nonzero(x):
     """``np.nonzero``: NumPy's index arrays, guarded."""
-    return np.nonzero(_truth(x))
+    return np.nonzero(truth(x))
 
 
 def argsort(x, axis=-1, kind=None, order=None, *, stable=None):

@@ -74,13 +74,21 @@ class _Root:
         return self._probe is None or self._probe.flags.c_contiguous
 
 
+def lay_out(a, probe):
+    """Give the active root ``a`` (not a view) NumPy's memory layout of ``probe``, a uint8
+    array of ``a``'s shape: views of ``a``, and the orders 'A' and 'K', follow it (an array
+    created in Fortran order). Returns ``a``."""
+    root = a._base = _Root(np.shape(a._v))
+    root._probe = probe
+    return a
+
+
 def complex_part(a):
     """``a``, an active real or imaginary part of a complex value, laid out as NumPy's
     ``z.real``/``z.imag``: every other float of the complex buffer, not contiguous, so that
     ``ravel`` and ``reshape`` copy where NumPy's do (a write then stays out of ``z``)."""
     if isinstance(a, Active) and a._base is None and np.size(a._v) > 1:
-        root = a._base = _Root(np.shape(a._v))
-        root._probe = np.empty(np.shape(a._v) + (2,), np.uint8)[..., 0]
+        lay_out(a, np.empty(np.shape(a._v) + (2,), np.uint8)[..., 0])
     return a
 
 
@@ -108,6 +116,16 @@ def probe_of(x):
     if b is None:
         b = x._base = _Root(np.shape(x._v))
     return b.probe
+
+
+def layout_probe(x):
+    """A uint8 array with NumPy's memory layout of the active ``x``: its view of its root's
+    probe (offset and strides in the root's memory), or a root's own layout
+    (:func:`lay_out`); None for a C-ordered root."""
+    b = x._base
+    if isinstance(b, _Link):
+        return b.probe
+    return b._probe if isinstance(b, _Root) else None
 
 
 def track(x, r, fn):
@@ -164,12 +182,15 @@ def _offsets(q, probe):
 
 def _positions(q, probe):
     """The flat positions in the root of the elements of the probe view ``q``: byte offsets
-    (the itemsize is 1), mapped through the root probe's own where that is strided (a
-    complex value's real part: every other byte)."""
+    (the itemsize is 1), mapped through the root probe's own where that is not C-ordered
+    (a complex value's real part: every other byte; a Fortran-ordered array)."""
     pos = _offsets(q, probe)
     if probe.flags.c_contiguous:
         return pos
-    return np.searchsorted(_offsets(probe, probe).ravel(), pos)
+    off = _offsets(probe, probe).ravel()  # the root's C order -> its memory: inverted
+    c_order = np.empty(int(off.max()) + 1 if off.size else 0, dtype=np.intp)
+    c_order[off] = np.arange(off.size, dtype=np.intp)
+    return c_order[pos]
 
 
 def _rebind(x, rec):
@@ -498,5 +519,6 @@ def ufunc_at(ufunc, a, indices, b=None):
 
 dispatch.OPERATORS.update(getitem=getitem, setitem=setitem, inplace=_inplace,
                           ufunc_at=ufunc_at, complex_part=complex_part)
-dispatch.FUNCTIONS.update({np.reshape: reshape_view, np.ravel: ravel_view,
-                           np.transpose: transpose_view, np.broadcast_to: broadcast_to_view})
+dispatch.FUNCTIONS.update({np.transpose: transpose_view, np.broadcast_to: broadcast_to_view})
+# np.reshape and np.ravel: reshape_view and ravel_view (order 'C') through
+# jittape.numpy.memory_order, which adds NumPy's other orders
