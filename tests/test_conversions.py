@@ -154,3 +154,27 @@ def test_statsmodels_logit_records_a_few_array_records():
     np.testing.assert_allclose(jittape.hessian(model.loglike)(beta), model.hessian(beta),
                                rtol=1e-9, atol=1e-9)
     assert jittape.record(model.loglike, beta).n_records <= 20
+
+
+def test_numpys_copy_modes_are_taken():
+    seen = []
+
+    def f(x):
+        for mode in (np._CopyMode.IF_NEEDED, np._CopyMode.ALWAYS, np._CopyMode.NEVER, None):
+            seen.append(np.asarray(x, copy=mode) is x)
+        return np.sum(x)
+    jittape.grad(f)(X)
+    assert seen == [True, False, True, True]
+
+
+def test_comparisons_combine_with_bool_arrays_by_bitwise_operators():
+    plain = np.array([True, False, True, True])
+
+    def f(x):
+        c = x > 0.5
+        m = (plain & c) | (~c ^ plain)  # ndarray.__and__ etc. reach NumPy's bitwise ufuncs
+        return np.sum(np.where(m, x, 2.0 * x))
+    m = (plain & (X > 0.5)) | (~(X > 0.5) ^ plain)
+    np.testing.assert_allclose(jittape.grad(f)(X), np.where(m, 1.0, 2.0))
+    with pytest.raises(TypeError, match="bitwise_and"):
+        jittape.grad(lambda x: np.sum(np.bitwise_and(x, plain)))(X)

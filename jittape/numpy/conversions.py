@@ -29,6 +29,7 @@ from .stand_ins import StandIn, internal
 
 _F64 = np.dtype(np.float64)
 _CHKFINITE = np.asarray_chkfinite
+_ALWAYS = getattr(getattr(np, "_CopyMode", None), "ALWAYS", True)
 
 
 def _float_target(dtype):
@@ -83,8 +84,8 @@ class Conversion(StandIn):
         if (isinstance(a, Active) or t in dispatch.PROXIES or t is list or t is tuple or
                 t is np.ndarray and a.dtype == object) and not internal(sys._getframe(1)):
             dtype = args[0] if args else kwargs.get("dtype")
-            copy = kwargs.get("copy", self.copies)
-            r = convert(a, dtype, copy)
+            copy = kwargs.get("copy", self.copies)  # True, False, None or NumPy's _CopyMode
+            r = convert(a, dtype, copy is True or copy is _ALWAYS)
             if r is not None:
                 return self._shaped(r, kwargs)
         return self._f(a, *args, **kwargs)

@@ -179,8 +179,30 @@ def _ufunc_handlers():
                                                         else (y, x)))
     h[np.logical_or] = lambda x, y: logical(K.MAXIMUM, *((x, y) if isinstance(x, Predicate)
                                                            else (y, x)))
+    # & | ^ ~ of an active comparison and a NumPy bool array (cond0 & (scale > 0) in SciPy)
+    h[np.bitwise_and] = _bitwise("bitwise_and", lambda p, q: logical(K.MUL, p, q))
+    h[np.bitwise_or] = _bitwise("bitwise_or", lambda p, q: logical(K.MAXIMUM, p, q))
+    h[np.bitwise_xor] = _bitwise("bitwise_xor", lambda p, q: compare(K.NE, p, q))
+    h[np.invert] = _bitwise("invert", lambda p: ~p)
 
     h[np.matmul] = matmul
+    return h
+
+
+def _bitwise(name, combine):
+    """NumPy's bitwise ufunc ``name`` on booleans: active comparisons (:class:`Predicate`)
+    and bool arrays, combined as masks; other operands get NumPy's TypeError."""
+    def h(*args):
+        for v in args:
+            if isinstance(v, Predicate) or not isinstance(v, Active) and \
+                    np.asarray(v).dtype == bool:
+                continue
+            raise TypeError(f"ufunc '{name}' not supported for the input types: jittape "
+                            f"combines active comparisons with bool arrays only (an active "
+                            f"float array is not a mask; compare it first)")
+        if len(args) == 2 and not isinstance(args[0], Predicate):
+            args = args[::-1]
+        return combine(*args)
     return h
 
 
