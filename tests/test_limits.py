@@ -107,3 +107,27 @@ def test_scipy_stats_cdf_and_sf_saturate_with_derivative_zero():
     assert jittape.grad(lambda x: st.norm.cdf(np.array([-np.inf, 0.0, np.inf]), loc=x).sum())(
         0.0) == pytest.approx(-st.norm.pdf(0.0), rel=1e-14)
     assert jittape.grad(lambda x: st.norm.logcdf(x))(-1e300) == pytest.approx(1e300)
+
+
+def test_a_record_nothing_reads_adds_no_nan_through_an_infinite_partial():
+    """SciPy's ppf computes its support's upper bound inf * scale + loc for a branch no
+    element takes: that record's adjoint is 0, its partial inf (CppAD's azmul: 0)."""
+    def f(x):
+        unused = x * np.inf + np.log(x - x)  # noqa: F841
+        return np.sum(x ** 2)
+    x = np.array([1.0, 2.0])
+    tape = jittape.record(f, x)
+    np.testing.assert_array_equal(jittape.grad(f)(x), 2 * x)
+    np.testing.assert_array_equal(tape.gradient(x), 2 * x)
+    assert tape.jvp(x, tangents=np.ones(2))[1] == 6.0
+    np.testing.assert_array_equal(tape.hvp(x, v=np.ones(2)), [2.0, 2.0])
+    np.testing.assert_array_equal(tape.compile().gradient(x), 2 * x)
+
+
+def test_scipy_stats_ppf_derivatives_in_loc_and_scale():
+    import scipy.stats as st
+    q = np.array([0.1, 0.5, 0.9])
+    for dist in (st.expon, st.cauchy, st.gumbel_r, st.laplace):
+        g = jittape.grad(lambda t: np.sum(dist.ppf(q, loc=t[0], scale=t[1])))(
+            np.array([0.1, 1.3]))
+        np.testing.assert_allclose(g, [3.0, np.sum(dist.ppf(q))], rtol=1e-12, atol=1e-12)
