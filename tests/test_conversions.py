@@ -178,3 +178,12 @@ def test_comparisons_combine_with_bool_arrays_by_bitwise_operators():
     np.testing.assert_allclose(jittape.grad(f)(X), np.where(m, 1.0, 2.0))
     with pytest.raises(TypeError, match="bitwise_and"):
         jittape.grad(lambda x: np.sum(np.bitwise_and(x, plain)))(X)
+
+
+def test_an_integer_one_and_a_comparison_give_numpys_integers():
+    """SciPy's _argcheck() of no shape parameters is the int 1: 1 & (x > 0) is NumPy's
+    0/1 integers, an active float array here (a mask only through place/extract)."""
+    def f(x):
+        cond = np.int64(1) & (x > 0.5)
+        return np.sum(cond * x)
+    np.testing.assert_allclose(jittape.grad(f)(X), (X > 0.5).astype(float))

@@ -3,7 +3,8 @@ derivative is its limit, never nan (a saturated cdf, expit or tanh has derivativ
 
 For each differentiable elementwise op of the table and each argument position, the
 argument is set to +-inf and to +-1e300 (the other arguments mid-domain). Where NumPy's value
-there is finite, the derivative from the reverse sweep, the tangent sweep and a replayed
+there is finite, the second derivative (an HVP) is not nan, and the derivative from the
+reverse sweep, the tangent sweep and a replayed
 tape must not be nan, the modes must agree, and at +-inf it must equal the limit where one
 exists: the derivatives at +-1e150 and +-1e300 agree, or both exceed 1e6 in magnitude with
 one sign (a derivative growing without bound, log_ndtr's at -inf)."""
@@ -59,6 +60,8 @@ def _derivatives(f, args, pos):
     _, tan = jittape.jvp(g, (t0,), (1.0,))
     tape = jittape.record(g, t0)
     rep = tape.jacobian(t0)
+    second = tape.hvp(t0, v=1.0, weights=np.ones(np.size(tape.value(t0))))
+    assert not np.any(np.isnan(second)), ("second order", second)
     return [np.ravel(rev), np.ravel(tan), np.ravel(rep)]
 
 

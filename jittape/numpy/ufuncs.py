@@ -180,8 +180,10 @@ def _ufunc_handlers():
     h[np.logical_or] = lambda x, y: logical(K.MAXIMUM, *((x, y) if isinstance(x, Predicate)
                                                            else (y, x)))
     # & | ^ ~ of an active comparison and a NumPy bool array (cond0 & (scale > 0) in SciPy)
-    h[np.bitwise_and] = _bitwise("bitwise_and", lambda p, q: logical(K.MUL, p, q))
-    h[np.bitwise_or] = _bitwise("bitwise_or", lambda p, q: logical(K.MAXIMUM, p, q))
+    h[np.bitwise_and] = _bitwise("bitwise_and", lambda p, q: logical(K.MUL, p, q),
+                                 lambda p, q: binary(K.MUL, p, q))
+    h[np.bitwise_or] = _bitwise("bitwise_or", lambda p, q: logical(K.MAXIMUM, p, q),
+                                lambda p, q: binary(K.MAXIMUM, p, q))
     h[np.bitwise_xor] = _bitwise("bitwise_xor", lambda p, q: compare(K.NE, p, q))
     h[np.invert] = _bitwise("invert", lambda p: ~p)
 
@@ -189,19 +191,32 @@ def _ufunc_handlers():
     return h
 
 
-def _bitwise(name, combine):
+def _bitwise(name, combine, on_ints=None):
     """NumPy's bitwise ufunc ``name`` on booleans: active comparisons (:class:`Predicate`)
-    and bool arrays, combined as masks; other operands get NumPy's TypeError."""
+    and bool arrays, combined as masks. With an integer constant of 0s and 1s (SciPy's
+    ``_argcheck()`` of no shape parameters is the int 1) the result is NumPy's 0/1 integers,
+    as an active float array (``on_ints``: no mask, as NumPy's int array is none). Other
+    operands get NumPy's TypeError."""
     def h(*args):
+        ints = False
         for v in args:
-            if isinstance(v, Predicate) or not isinstance(v, Active) and \
-                    np.asarray(v).dtype == bool:
+            if isinstance(v, Predicate):
                 continue
-            raise TypeError(f"ufunc '{name}' not supported for the input types: jittape "
-                            f"combines active comparisons with bool arrays only (an active "
-                            f"float array is not a mask; compare it first)")
+            kind = "f" if isinstance(v, Active) else np.asarray(v).dtype.kind
+            if kind in "iu" and on_ints is not None and np.all((np.asarray(v) == 0) |
+                                                             (np.asarray(v) == 1)):
+                ints = True
+            elif kind != "b":
+                raise TypeError(f"ufunc '{name}' not supported for the input types: jittape "
+                                f"combines active comparisons with bool arrays (and 0/1 "
+                                f"integers for & and |) only; an active float array is "
+                                f"not a mask: compare it first")
         if len(args) == 2 and not isinstance(args[0], Predicate):
             args = args[::-1]
+        if ints:
+            p, q = args
+            return on_ints(Active(p._t, p._i, np.asarray(p._v, dtype=np.float64) if
+                                  np.ndim(p._v) else float(p._v)), np.asarray(q, float))
         return combine(*args)
     return h
 

@@ -65,7 +65,9 @@ UNARY_OPS = [
     U("arccos", [np.arccos], "math.acos(x) if -1.0 <= x <= 1.0 else math.nan",
       "-1.0 / math.sqrt(1.0 - x * x) if -1.0 <= x <= 1.0 else math.nan",
       "xbar += -zbar / sqrt(1 - x^2)", scalar=math.acos, lo=-0.9, hi=0.9),
-    U("arctan", [np.arctan], "math.atan(x)", "1.0 / (1.0 + x * x)",
+    # (the branches at |x| >= 1e150, where the partial is 0 to float64, keep the
+    # second-order rules finite at +-inf: -2x / (1 + x^2)^2 is inf / inf there)
+    U("arctan", [np.arctan], "math.atan(x)", "1.0 / (1.0 + x * x) if abs(x) < 1e150 else 0.0",
       "xbar += zbar / (1 + x^2)", scalar=math.atan, lo=-3.0, hi=3.0),
     U("log1p", [np.log1p], "npy_log1p(x)", "1.0 / (1.0 + x)", "xbar += zbar / (1 + x)",
       scalar=math.log1p, lo=-0.7, hi=3.0),
@@ -103,7 +105,8 @@ BINARY_OPS = [
       "xbar += zbar * y * x^(y-1); ybar += zbar * z * log(x)   (0 where z = 0)", scalar=math.pow,
       lo=0.3),
     B("arctan2", [np.arctan2], "math.atan2(x, y)",
-      ("y / (x * x + y * y)", "-x / (x * x + y * y)"),
+      ("y / (x * x + y * y) if abs(x) < 1e150 and abs(y) < 1e150 else 0.0",
+       "-x / (x * x + y * y) if abs(x) < 1e150 and abs(y) < 1e150 else 0.0"),
       "z = atan2(x, y); xbar += zbar * y / (x^2 + y^2); ybar += -zbar * x / (x^2 + y^2)",
       scalar=math.atan2),
     B("maximum", [np.maximum], "npy_maximum(x, y)", ("max_share(x, y)", "max_share(y, x)"),
@@ -144,9 +147,11 @@ MORE_UNARY_OPS = [
       "xbar += zbar / (1 - x^2)", lo=-0.9, hi=0.9),
     U("expit", [_SP + "expit"], "expit(x)", "z * (1.0 - z)",
       "z = 1 / (1 + e^-x); xbar += zbar * z (1 - z)", lo=-4.0, hi=4.0),
-    U("erf", [_SP + "erf"], "math.erf(x)", "1.1283791670955126 * math.exp(-x * x)",
+    # (exp(-x^2) is 0 in float64 beyond |x| = 27.3: the branch keeps the second-order rule,
+    # -2x exp(-x^2), from being -inf * 0 at x = +-inf)
+    U("erf", [_SP + "erf"], "math.erf(x)", "1.1283791670955126 * math.exp(-x * x) if abs(x) < 28.0 else 0.0",
       "xbar += zbar * 2/sqrt(pi) e^(-x^2)", scalar=math.erf),
-    U("erfc", [_SP + "erfc"], "math.erfc(x)", "-1.1283791670955126 * math.exp(-x * x)",
+    U("erfc", [_SP + "erfc"], "math.erfc(x)", "-1.1283791670955126 * math.exp(-x * x) if abs(x) < 28.0 else 0.0",
       "xbar += -zbar * 2/sqrt(pi) e^(-x^2)", scalar=math.erfc),
     U("gammaln", [_SP + "gammaln"], "gammaln(x)", "digamma(x)",
       "z = log|Gamma(x)|; xbar += zbar * psi(x)", lo=0.3, hi=6.0),
@@ -154,8 +159,10 @@ MORE_UNARY_OPS = [
       "z = psi(x); xbar += zbar * psi'(x) (trigamma, A & S 6.4)", lo=0.3, hi=8.0),
     U("log_ndtr", [_SP + "log_ndtr"], "log_ndtr(x)",
       # phi(x) / Phi(x) = sqrt(2/pi) / erfcx(-x/sqrt 2): finite where exp(-x^2/2 - z) is
-      # inf - inf (x = -inf: the limit +inf; -x where erfcx(-x/sqrt 2) would underflow)
-      "0.7978845608028654 / cs_erfcx(-0.7071067811865476 * x) if x > -1e150 else -x",
+      # inf - inf (x = -inf: the limit +inf; -x where erfcx(-x/sqrt 2) would underflow; 0
+      # where phi(x) underflows, which keeps the second-order rule finite at +inf)
+      "0.0 if x > 40.0 else (0.7978845608028654 / cs_erfcx(-0.7071067811865476 * x) if "
+      "x > -1e150 else -x)",
       "z = log Phi(x); xbar += zbar * phi(x) / Phi(x) = zbar sqrt(2/pi) / erfcx(-x/sqrt 2)",
       lo=-4.0, hi=4.0),
     U("sign", [np.sign], "np.sign(x)", "0.0", _PIECEWISE),

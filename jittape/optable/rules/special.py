@@ -94,9 +94,10 @@ SPECIAL_OPS = [
     U("erfcx", "cs_erfcx(x)",
       # for x >= 1e8 the asymptotic -1/(sqrt(pi) x^2) (DLMF 7.12.1; relative error 3/(2x^2)):
       # 2 x z - 2/sqrt(pi) cancels there, and is inf * 0 at x = inf (the limit 0)
-      "2.0 * x * z - 1.1283791670955126 if x < 1e8 else -0.5641895835477563 / (x * x)",
+      "2.0 * x * z - 1.1283791670955126 if x < 1e8 else -0.5641895835477563 * x ** -2.0",
       "z = exp(x^2) erfc(x); xbar += zbar (2 x z - 2/sqrt(pi))"),
-    U("ndtr", "cs_ndtr(x)", "0.3989422804014327 * math.exp(-0.5 * x * x)",
+    U("ndtr", "cs_ndtr(x)",  # (0 beyond |x| = 38.6 in float64: see erf's entry)
+      "0.3989422804014327 * math.exp(-0.5 * x * x) if abs(x) < 40.0 else 0.0",
       "xbar += zbar exp(-x^2/2) / sqrt(2 pi)", lo=-3.0, hi=3.0),
     U("ndtri", "cs_ndtri(x)", "2.5066282746310002 * math.exp(0.5 * z * z)",
       "xbar += zbar sqrt(2 pi) exp(z^2/2)", lo=0.05, hi=0.95),
