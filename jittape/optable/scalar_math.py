@@ -128,22 +128,6 @@ def trigamma(x):
     return acc + sign * rest
 
 
-def log_ndtr(x):
-    # log of the standard normal CDF; asymptotic expansion where the CDF underflows
-    # (A & S 26.2.12), log1p(-Q(x)) on the right tail for accuracy
-    if x > 6.0:
-        return -0.5 * math.erfc(x / 1.4142135623730951)
-    if x > -20.0:
-        return math.log(0.5 * math.erfc(-x / 1.4142135623730951))
-    x2 = x * x
-    s = 1.0
-    term = 1.0
-    for k in range(1, 12):
-        term *= -(2 * k - 1) / x2
-        s += term
-    return -0.5 * x2 - math.log(-x) - 0.9189385332046727 + math.log(s)
-
-
 def max_share(x, y):
     # d max(x, y) / dx: ties split evenly (autograd and JAX do the same)
     return 1.0 if x > y else (0.0 if x < y else 0.5)

@@ -152,7 +152,7 @@ MORE_UNARY_OPS = [
       "z = log|Gamma(x)|; xbar += zbar * psi(x)", lo=0.3, hi=6.0),
     U("digamma", [_SP + "digamma", _SP + "psi"], "digamma(x)", "trigamma(x)",
       "z = psi(x); xbar += zbar * psi'(x) (trigamma, A & S 6.4)", lo=0.3, hi=8.0),
-    U("log_ndtr", [_SP + "log_ndtr"], "log_ndtr(x)",
+    U("log_ndtr", [_SP + "log_ndtr"], "cs_log_ndtr(x)",
       "math.exp(-0.5 * x * x - z - 0.9189385332046727)",
       "z = log Phi(x); xbar += zbar * exp(-x^2/2 - z) / sqrt(2 pi)", lo=-4.0, hi=4.0),
     U("sign", [np.sign], "np.sign(x)", "0.0", _PIECEWISE),
