@@ -1,11 +1,12 @@
 """The scipy.special functions SciPy's distributions and libraries call
-(jittape.optable.rules.special_more).
+(jittape.optable.rules.special_more, special_complex).
 
 The generic checker (tests/test_ops.py) runs every entry's own spec in every mode. Here:
 replayed values against SciPy's own output (bit for bit: the rules call SciPy's C kernels;
 shapes and dtypes), a closed form of each derivative (known values; tolerances that hold
-across summation order), the refusal of active constant arguments, and the distributions'
-own formulas in SciPy's source.
+across summation order), the complex functions (wofz for lmfit's Voigt profile, loggamma for
+its Pearson IV), the refusal of active constant arguments, the names in the errors of the
+functions that still have no rule, and the distributions' own formulas in SciPy's source.
 """
 
 import math
@@ -18,6 +19,7 @@ import scipy.stats as st
 import jittape
 from jittape import NotDifferentiableError
 from jittape.ops import BY_NAME
+from jittape.optable.rules.special_complex import COMPLEX_SPECIAL_OPS
 from jittape.optable.rules.special_more import MORE_SPECIAL_OPS
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -78,11 +80,18 @@ def test_recorded_values_shapes_and_dtypes_are_scipys():
     lmbda = np.array([[0.0], [0.5]])
     for f in (lambda x: sp.boxcox(x, lmbda), lambda x: sp.log1p(x), lambda x: sp.cosm1(x),
               lambda x: sp.stdtr(np.array([[2.0], [5.0]]), x),
-              lambda x: sp.log_wright_bessel(0.5, 1.5, x)):
+              lambda x: sp.log_wright_bessel(0.5, 1.5, x), lambda x: sp.wofz(x + 0.5j),
+              lambda x: sp.loggamma(x - 1j * x)):
         want = f(x)
-        got = _replayed(f, x)
-        assert got.shape == want.shape and got.dtype == want.dtype
-        np.testing.assert_array_equal(got, want)
+        got = _replayed(lambda x: f(x).real + f(x).imag if np.iscomplexobj(want) else f(x), x)
+        plain = want.real + want.imag if np.iscomplexobj(want) else want
+        assert got.shape == plain.shape and got.dtype == plain.dtype
+        np.testing.assert_array_equal(got, plain)
+    # wofz of a real active value is complex, as SciPy's complex128 result
+    shape = []
+    jittape.grad(lambda x: shape.append((np.shape(sp.wofz(x)), np.iscomplexobj(sp.wofz(x))))
+                 or np.sum(x))(x)
+    assert shape == [((3,), True)]
 
 
 def _grad(f, x):
@@ -226,6 +235,100 @@ def test_derivatives_of_the_wright_function():
     np.testing.assert_allclose(g, fd, rtol=1e-7)
 
 
+# --- complex arguments -----------------------------------------------------------------------
+def _voigt(x, center, sigma, gamma):
+    """lmfit's Voigt profile (lmfit.lineshapes.voigt, amplitude 1)."""
+    z = (x - center + 1j * gamma) / (sigma * math.sqrt(2))
+    return sp.wofz(z).real / (sigma * math.sqrt(2 * math.pi))
+
+
+def test_wofz_values_and_derivatives():
+    re, im = (m.ravel() for m in np.meshgrid(np.linspace(-30, 30, 41),
+                                             np.concatenate([-np.geomspace(1e-3, 30, 10),
+                                                             [0.0], np.geomspace(1e-3, 30, 10)])))
+    w = sp.wofz(re + 1j * im)
+    np.testing.assert_array_equal(_replayed(lambda a, b: sp.wofz(a + 1j * b).real, re, im),
+                                  w.real)
+    np.testing.assert_array_equal(_replayed(lambda a, b: sp.wofz(a + 1j * b).imag, re, im),
+                                  w.imag)
+    # w'(0) = 2i / sqrt(pi); on the real line Re w = e^(-x^2), Im w = 2 dawsn(x) / sqrt(pi)
+    g = jittape.grad(lambda y: sp.wofz(1j * y).imag)(0.0)
+    assert g == 0.0
+    x = np.array([-1.5, 0.0, 0.4, 2.0])
+    np.testing.assert_allclose(_grad(lambda x: sp.wofz(x).real, x), -2 * x * np.exp(-x * x),
+                               rtol=1e-14, atol=1e-16)
+    np.testing.assert_allclose(_grad(lambda x: sp.wofz(x).imag, x),
+                               2 / math.sqrt(math.pi) * (1 - 2 * x * sp.dawsn(x)), rtol=1e-14)
+    assert jittape.grad(lambda y: sp.wofz(1j * y).real)(0.0) == pytest.approx(
+        -2 / math.sqrt(math.pi), rel=1e-15)  # d/dy w(iy) = i w'(iy)
+    # second order: d^2/dx^2 e^(-x^2) = (4 x^2 - 2) e^(-x^2)
+    h = jittape.hessian(lambda x: np.sum(sp.wofz(x).real))(x)
+    np.testing.assert_allclose(np.diag(h), (4 * x * x - 2) * np.exp(-x * x), rtol=1e-13,
+                               atol=1e-16)
+
+
+def test_lmfit_voigt_profile_gradient():
+    """The Voigt profile through wofz equals SciPy's voigt_profile, and its gradient in
+    (center, sigma, gamma) equals central differences of voigt_profile."""
+    x = np.linspace(-4.0, 5.0, 23)
+    p = np.array([0.4, 0.8, 0.6])
+    np.testing.assert_allclose(_voigt(x, *p), sp.voigt_profile(x - p[0], p[1], p[2]),
+                               rtol=1e-14, atol=1e-17)
+    w = np.cos(x)
+
+    def f(p):
+        return np.sum(w * _voigt(x, p[0], p[1], p[2]))
+    g = jittape.grad(f)(p)
+    h = 1e-6
+    fd = [(np.sum(w * sp.voigt_profile(x - q[0], q[1], q[2])) -
+           np.sum(w * sp.voigt_profile(x - r[0], r[1], r[2]))) / (2 * h)
+          for q, r in ((p + h * e, p - h * e) for e in np.eye(3))]
+    np.testing.assert_allclose(g, fd, rtol=1e-7)
+    tape = jittape.record(f, p)
+    np.testing.assert_allclose(tape.gradient(p * 1.3), jittape.grad(f)(p * 1.3), rtol=1e-13)
+
+
+def test_complex_loggamma_values_and_derivatives():
+    re, im = (m.ravel() for m in np.meshgrid(np.linspace(-9.5, 30, 41),
+                                             np.concatenate([-np.geomspace(1e-3, 50, 8), [0.0],
+                                                             np.geomspace(1e-3, 50, 8)])))
+    lg = sp.loggamma(re + 1j * im)
+    np.testing.assert_array_equal(_replayed(lambda a, b: sp.loggamma(a + 1j * b).real, re, im),
+                                  lg.real)
+    np.testing.assert_array_equal(_replayed(lambda a, b: sp.loggamma(a + 1j * b).imag, re, im),
+                                  lg.imag)
+    z = np.array([0.5 + 0.5j, 2.0 - 1.0j, -2.5 + 0.3j, 10.0 + 40.0j])
+    psi = sp.psi(z)  # d/dz log Gamma = psi: Cauchy-Riemann
+    ga, gb = jittape.grad(lambda a, b: np.sum(sp.loggamma(a + 1j * b).real), (0, 1))(z.real,
+                                                                                      z.imag)
+    np.testing.assert_allclose(ga + 1j * gb, np.conj(psi), rtol=1e-14)
+    ga, gb = jittape.grad(lambda a, b: np.sum(sp.loggamma(a + 1j * b).imag), (0, 1))(z.real,
+                                                                                      z.imag)
+    np.testing.assert_allclose(ga + 1j * gb, psi.imag + 1j * psi.real, rtol=1e-14)
+    # second order: on the real line d^2/dx^2 log Gamma = psi'(x)
+    x = np.array([0.5, 1.0, 3.5])
+    h = jittape.hessian(lambda x: np.sum(sp.loggamma(x + 0j).real))(x)
+    np.testing.assert_allclose(np.diag(h), sp.polygamma(1, x), rtol=1e-13)
+    # off it, psi' = d psi / dz against central differences of SciPy's complex psi
+    from jittape.optable.scalar_special import trigamma_complex
+    for w in z:
+        step = 1e-6
+        fd = (sp.psi(w + step) - sp.psi(w - step)) / (2 * step)
+        assert complex(trigamma_complex(w.real, w.imag)) == pytest.approx(fd, rel=1e-8)
+
+
+def test_lmfit_pearson4_log_normalization_gradient():
+    """lmfit's Pearson IV normalization uses |Gamma(m + i nu/2)|^2 = exp(2 Re loggamma)."""
+    def lognorm(p):
+        m, nu = p[0], p[1]
+        return 2 * np.real(sp.loggamma(m + 0.5j * nu)) - sp.gammaln(m) - sp.betaln(m - 0.5, 0.5)
+    p = np.array([1.7, 0.9])
+    g = jittape.grad(lognorm)(p)
+    h = 1e-6
+    fd = [(lognorm(p + h * e) - lognorm(p - h * e)) / (2 * h) for e in np.eye(2)]
+    np.testing.assert_allclose(g, fd, rtol=1e-8)
+
+
 # --- refusals ----------------------------------------------------------------------------------
 REFUSED = [  # (function of the active value t, the argument named in the error)
     (lambda t: sp.stdtr(t, 1.0), "df"), (lambda t: sp.chdtr(t, 1.0), "v"),
@@ -242,6 +345,17 @@ def test_active_constant_arguments_are_refused(f, arg):
     with pytest.raises(NotDifferentiableError, match=rf"argument {arg} is active") as e:
         jittape.grad(lambda t: np.sum(f(t)))(2.0)
     assert "scipy.special." in str(e.value)
+
+
+@pytest.mark.parametrize("f, name", [
+    (lambda t: sp.psi(t + 1j).real, "scipy.special.psi"),  # complex psi
+    (lambda t: sp.erf(t * 1j).real, "scipy.special.erf"),
+    (lambda t: sp.xlogy(t, 1j).real, "scipy.special.xlogy"),
+])
+def test_refusals_name_the_scipy_function(f, name):
+    with pytest.raises(NotDifferentiableError) as e:
+        jittape.grad(f)(0.3)
+    assert str(e.value).startswith(name) and "numpy." + name.rsplit(".")[-1] not in str(e.value)
 
 
 # --- the distributions' formulas in SciPy's source ---------------------------------------------

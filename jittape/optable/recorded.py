@@ -138,6 +138,9 @@ EXTRA_CALLS = {
     "cs_gammaln": _special("gammaln"),
     "exprel_dx": _exprel_dx,
     "log1p_ratio_dx": _log1p_ratio_dx,
+    # the parts of scipy.special.wofz(x + iy): on active parts, its complex values' pair
+    "wofz_re": lambda x, y: np.real(_special("wofz")(x + 1j * y)),
+    "wofz_im": lambda x, y: np.imag(_special("wofz")(x + 1j * y)),
 }
 NAMES = {"LN2": LN2, "LN10": LN10}
 _CALLS = {}

@@ -16,7 +16,7 @@ LOG_PI = 1.1447298858494002  # np.log(np.pi), as scipy.special.multigammaln uses
 #: (jittape.sweeps.codegen): loops, called from several rules.
 OUTLINED = ("hurwitz_zeta", "polygamma", "multigammaln", "multigammaln_da", "gammainc_dx",
             "betainc_dx", "multigammaln_daa", "rgamma_dxx", "spence_dxx", "exprel_dx",
-            "exprel_dxx", "log1p_ratio_dx", "log1p_ratio_dxx", "ncx2_pdf")
+            "exprel_dxx", "log1p_ratio_dx", "log1p_ratio_dxx", "ncx2_pdf", "trigamma_complex")
 
 
 def hurwitz_zeta(s, q):
@@ -325,3 +325,69 @@ def ncx2_pdf(x, k, lam):
     d = math.sqrt(x) - math.sqrt(lam)
     return 0.5 * math.exp(-0.5 * d * d + (0.25 * k - 0.5) * math.log(x / lam)) * \
         cs_ive(0.5 * k - 1.0, math.sqrt(lam * x))
+
+
+# complex arguments z = x + iy: each rule is a real function of the two parts (the complex
+# values' ops, jittape.optable.rules.special_complex)
+def wofz_re(x, y):
+    # Re w(z), w = scipy.special.wofz, the Faddeeva function (DLMF 7.2.3)
+    return cz_wofz(x, y).real
+
+
+def wofz_im(x, y):
+    return cz_wofz(x, y).imag
+
+
+def loggamma_re(x, y):
+    # Re log Gamma(z), the principal branch of scipy.special.loggamma (DLMF 5.2.1)
+    return cz_loggamma(x, y).real
+
+
+def loggamma_im(x, y):
+    return cz_loggamma(x, y).imag
+
+
+def psi_re(x, y):
+    # Re psi(z), psi = scipy.special.psi of a complex argument (DLMF 5.2.2)
+    return cz_psi(x, y).real
+
+
+def psi_im(x, y):
+    return cz_psi(x, y).imag
+
+
+def trigamma_complex(x, y):
+    # psi'(z): for x < 0 the reflection psi'(z) = pi^2 / sin^2(pi z) - psi'(1 - z) (DLMF
+    # 5.15.6), then psi'(z) = psi'(z + 1) + 1/z^2 (DLMF 5.15.5) up to |z| >= 12, and there
+    # psi'(z) ~ 1/z + 1/(2 z^2) + sum_{k>=1} B_2k / z^(2k+1) (DLMF 5.15.8; B_16's term is
+    # below 1e-17 relative); the poles z = 0, -1, -2, ...: inf
+    if y == 0.0 and x <= 0.0 and x == math.floor(x):
+        return complex(math.inf, 0.0)
+    total = complex(0.0, 0.0)
+    sign = 1.0
+    if x < 0.0:
+        a = math.pi * x
+        b = math.pi * y
+        s = complex(math.sin(a) * math.cosh(b), math.cos(a) * math.sinh(b))
+        total = (math.pi * math.pi) / (s * s)
+        sign = -1.0
+        x = 1.0 - x
+        y = -y
+    z = complex(x, y)
+    rest = complex(0.0, 0.0)
+    while abs(z) < 12.0:
+        rest += 1.0 / (z * z)
+        z += 1.0
+    w = 1.0 / (z * z)
+    tail = w * (1.0 / 6.0 + w * (-1.0 / 30.0 + w * (1.0 / 42.0 + w * (-1.0 / 30.0 + w * (
+        5.0 / 66.0 + w * (-691.0 / 2730.0 + w * (7.0 / 6.0 + w * (-3617.0 / 510.0))))))))
+    rest += (1.0 + tail) / z + 0.5 * w
+    return total + sign * rest
+
+
+def trigamma_re(x, y):
+    return trigamma_complex(x, y).real
+
+
+def trigamma_im(x, y):
+    return trigamma_complex(x, y).imag

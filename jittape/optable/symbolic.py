@@ -42,6 +42,9 @@ CALLS = {
     # f_k(x; nc): d/dx = (f_{k-2} - f_k)/2, d/dnc = (f_{k+2} - f_k)/2 (scalar_special.ncx2_pdf)
     "ncx2_pdf": ("0.5 * (ncx2_pdf(u0, u1 - 2.0, u2) - z)", None,
                  "0.5 * (ncx2_pdf(u0, u1 + 2.0, u2) - z)"),
+    # the parts of psi(x + iy), holomorphic: Cauchy-Riemann with psi'(z) (DLMF 5.15.1)
+    "psi_re": ("trigamma_re(u0, u1)", "-trigamma_im(u0, u1)"),
+    "psi_im": ("trigamma_im(u0, u1)", "trigamma_re(u0, u1)"),
 }
 #: Piecewise constant functions: zero derivative wherever one exists.
 CONSTANT_CALLS = {"np.sign", "np.trunc", "np.floor", "math.floor", "max_share"}
