@@ -392,3 +392,34 @@ def test_distribution_formulas(name, method, shapes, domain):
     h = 1e-6
     fd = w * (f(x + h, *shapes) - f(x - h, *shapes)) / (2 * h)
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
+
+
+PROGRAM = """
+import numpy as np, scipy.special as sp, jittape
+f = lambda x: np.sum(sp.wofz(x + 1j * x[::-1]).real + sp.loggamma(x + 0.5j).imag)
+x = np.linspace(0.5, 2.0, 4)
+t = jittape.record(f, x)
+print(float(t.value(x)), *t.gradient(x))
+"""
+
+
+def test_sweeps_calling_complex_kernels_are_cached_on_disk(tmp_path):
+    """The complex kernels are called by symbol through a Numba intrinsic: a second process
+    with the same cache directories compiles nothing (as for the float64 kernels,
+    tests/test_special.py)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "nc"),
+               JITTAPE_CACHE_DIR=str(tmp_path / "jc"), NUMBA_DEBUG_CACHE="1")
+    env.pop("JITTAPE_QUIET", None)
+    runs = [subprocess.run([sys.executable, "-W", "always", "-c", PROGRAM], env=env,
+                           capture_output=True, text=True, timeout=600) for _ in range(2)]
+    for p in runs:
+        assert p.returncode == 0, p.stderr
+        assert "Cannot cache" not in p.stderr + p.stdout and "dynamic globals" not in p.stderr
+    cold, warm = runs
+    assert "data saved" in cold.stdout + cold.stderr and "compiling" in cold.stderr
+    assert "data saved" not in warm.stdout + warm.stderr and "compiling" not in warm.stderr
+    mine = lambda p: [ln for ln in p.stdout.splitlines() if not ln.startswith("[cache]")]  # noqa
+    assert mine(cold) == mine(warm)
