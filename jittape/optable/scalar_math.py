@@ -88,7 +88,7 @@ def gammaln(x):
 
 
 def digamma(x):
-    # psi(x): reflection for x < 0, recurrence up to x >= 6, then the asymptotic series
+    # psi(x): reflection for x < 0, recurrence up to x >= 10, then the asymptotic series
     # (Abramowitz & Stegun 6.3.7, 6.3.18); about 1e-15 relative away from the poles
     if x != x or x == -math.inf:
         return math.nan
@@ -98,7 +98,7 @@ def digamma(x):
     if x < 0.0:
         acc = -math.pi / math.tan(math.pi * x)
         x = 1.0 - x
-    while x < 6.0:
+    while x < 10.0:
         acc -= 1.0 / x
         x += 1.0
     f = 1.0 / (x * x)
@@ -108,7 +108,7 @@ def digamma(x):
 
 
 def trigamma(x):
-    # psi'(x): reflection, recurrence up to x >= 6, asymptotic series (A & S 6.4.10, 6.4.12)
+    # psi'(x): reflection, recurrence up to x >= 10, asymptotic series (A & S 6.4.10, 6.4.12)
     if x <= 0.0 and x == math.floor(x):
         return math.nan
     acc = 0.0
@@ -119,7 +119,7 @@ def trigamma(x):
         sign = -1.0
         x = 1.0 - x
     rest = 0.0
-    while x < 6.0:
+    while x < 10.0:
         rest += 1.0 / (x * x)
         x += 1.0
     f = 1.0 / (x * x)
