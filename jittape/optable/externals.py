@@ -27,6 +27,11 @@ pair (what clang emits for it). Numba's ``ExternalFunction`` takes scalar types 
 passes complex numbers by reference: there :func:`bind_complex` refuses (a clear error, no
 wrong values).
 
+SciPy's private ufuncs over Boost's distributions (``scipy.special._ufuncs._beta_pdf``, which
+``scipy.stats.beta`` calls) have no ``cython_special`` export; ``scipy.special._ufuncs_cxx``
+holds their addresses for the ufuncs' loops (:data:`BOOST`, helpers ``cb_<name>``), checked
+against the ufunc at a probe point before they are registered (``jittape_cb_<name>``).
+
 LAPACK drivers that Numba's ``np.linalg`` does not expose with every option (``syevd`` on
 the upper triangle, for ``np.linalg.eigh(a, UPLO='U')``; ``gesdd`` without vectors; ``qr``'s
 complete mode) are called the same way, through the C entry points of Numba's own helper
@@ -58,8 +63,15 @@ EXTERNALS = {f"cs_{name}": (name, nargs) for name, nargs in (
 #: helper name -> cython_special name of a complex kernel ``complex f(complex)``, called as
 #: ``cz_<name>(re, im)`` (the argument's parts); the result is a complex number.
 COMPLEX = {f"cz_{name}": name for name in ("wofz", "loggamma", "psi")}
-#: The names of every SciPy kernel a rule may call: :data:`EXTERNALS` and :data:`COMPLEX`.
-KERNELS = frozenset(EXTERNALS) | frozenset(COMPLEX)
+#: helper name -> (name, number of float64 arguments) of a kernel of SciPy's private ufuncs
+#: ``scipy.special._ufuncs._<name>`` (Boost's distributions, which ``scipy.stats`` calls):
+#: ``scipy.special._ufuncs_cxx`` exports each as a variable ``_export_<name>_double`` holding
+#: the address of ``double <name>_double(double, ...)``. Not public: :func:`boost_address`
+#: checks a probe value against the ufunc before any rule uses one.
+BOOST = {f"cb_{name}": (name, nargs) for name, nargs in (("beta_pdf", 3),)}
+#: The names of every SciPy kernel a rule may call: :data:`EXTERNALS`, :data:`COMPLEX` and
+#: :data:`BOOST`.
+KERNELS = frozenset(EXTERNALS) | frozenset(COMPLEX) | frozenset(BOOST)
 
 #: helper name -> (Numba helper-library symbol, result type, argument types; ``*``: pointer)
 LAPACK = {
@@ -232,6 +244,37 @@ def bind(name, nargs):
     return symbol
 
 
+def boost_address(name, nargs):
+    """Address of ``double <name>_double(double x nargs)`` of ``scipy.special._ufuncs_cxx``
+    (see :data:`BOOST`), after a call at probe arguments gave the value of SciPy's ufunc
+    ``scipy.special._ufuncs._<name>`` there (ImportError if the export is missing or does
+    not match)."""
+    import ctypes
+    from scipy.special import _ufuncs, _ufuncs_cxx
+    key = f"_export_{name}_double"
+    ufunc = getattr(_ufuncs, f"_{name}", None)
+    if key not in getattr(_ufuncs_cxx, "__pyx_capi__", {}) or ufunc is None:
+        raise ImportError(f"scipy.special._ufuncs_cxx exports no {key} (SciPy changed its "
+                          f"private kernels?); jittape's rules for _{name} need it")
+    ptr = ctypes.c_void_p.from_address(_capsule(_ufuncs_cxx.__pyx_capi__[key])[1]).value
+    probe = (0.3, 2.5, 1.7, 0.9)[:nargs]
+    call = ctypes.CFUNCTYPE(ctypes.c_double, *[ctypes.c_double] * nargs)(ptr)
+    if call(*probe) != ufunc(*probe):
+        raise ImportError(f"scipy.special._ufuncs_cxx.{key} does not compute "
+                          f"scipy.special._ufuncs._{name}; jittape's rules for it need it")
+    return ptr
+
+
+def bind_boost(name, nargs):
+    """Register :func:`boost_address` under the symbol ``jittape_cb_<name>``; return it."""
+    symbol = f"jittape_cb_{name}"
+    if symbol not in _bound:
+        import llvmlite.binding as llvm
+        llvm.add_symbol(symbol, boost_address(name, nargs))
+        _bound[symbol] = True
+    return symbol
+
+
 #: Platforms whose C ABI passes a ``double complex`` as two doubles in registers and returns
 #: it as a pair (x86-64 System V, AArch64), as :func:`complex_kernel` declares it.
 COMPLEX_ABI = ("x86_64", "amd64", "arm64", "aarch64")
@@ -296,6 +339,14 @@ def source(names, decorator):
     for helper in sorted(n for n in names if n in COMPLEX):
         out.append(f"_{helper} = _complex_kernel(_bind_complex({COMPLEX[helper]!r}))\n\n\n"
                    f"{decorator}\ndef {helper}(x0, x1):\n    return _{helper}(x0, x1)\n")
+    if any(n in BOOST for n in names):
+        out.append("from jittape.optable.externals import bind_boost as _bind_boost")
+    for helper in sorted(n for n in names if n in BOOST):
+        name, nargs = BOOST[helper]
+        params = ", ".join(f"x{i}" for i in range(nargs))
+        sig = "_nbt.float64(" + ", ".join(["_nbt.float64"] * nargs) + ")"
+        out.append(f"_{helper} = _nbt.ExternalFunction(_bind_boost({name!r}, {nargs}), {sig})"
+                   f"\n\n\n{decorator}\ndef {helper}({params}):\n    return _{helper}({params})\n")
     for helper in sorted(n for n in names if n in EXTERNALS):
         name, nargs = EXTERNALS[helper]
         params = ", ".join(f"x{i}" for i in range(nargs))
@@ -310,6 +361,7 @@ def python_source(names):
     run the same C kernels on a float, so both tiers give the same bits."""
     blas = [n for n in sorted(names) if n in BLAS or n in INTERPRETED_LAPACK]
     cz = [n for n in sorted(names) if n in COMPLEX]
+    cb = [n for n in sorted(names) if n in BOOST]
     names = [n for n in sorted(names) if n in EXTERNALS]  # other LAPACK drivers: compiled only
     out = "".join(f"from jittape.optable.externals import py_{n} as {n}\n" for n in blas)
     if names or cz:
@@ -317,4 +369,7 @@ def python_source(names):
             f"{helper} = _sp.{EXTERNALS[helper][0]}\n" for helper in names)
         out += "".join(f"\n\ndef {helper}(x0, x1):\n    return complex(_sp.{COMPLEX[helper]}"
                        f"(complex(x0, x1)))\n" for helper in cz)
+    if cb:
+        out += "from scipy.special import _ufuncs as _spu\n" + "".join(
+            f"{helper} = _spu._{BOOST[helper][0]}\n" for helper in cb)
     return out

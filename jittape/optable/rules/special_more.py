@@ -202,3 +202,29 @@ MORE_SPECIAL_OPS = [
       "z = log Phi(a, b, x); xbar += zbar exp(log Phi(a, a + b, x) - z)", ("a", "b", "x"),
       ("a", "b"), lambda x: _scipy("log_wright_bessel")(_AB, 1.5, x), 0.2, 4.0),
 ]
+
+
+# SciPy's private ufuncs over Boost's distributions (kernels cb_<name>: externals.BOOST)
+PRIVATE_SPECIAL_OPS = [
+    # the beta density x^(a-1) (1-x)^(b-1) / B(a, b): d log f/da = log x - psi(a) + psi(a+b)
+    # (DLMF 5.12.1, 5.2.2), d log f/dx = (a-1)/x - (b-1)/(1-x)
+    elementwise("beta_pdf", TERNARY, [_SP + "_ufuncs._beta_pdf"], "cb_beta_pdf(x, y, q)",
+                ("z * ((y - 1.0) / x - (q - 1.0) / (1.0 - x)) if 0.0 < x < 1.0 else 0.0",
+                 "0.0 if z == 0.0 else z * (npy_log(x) - cs_psi(y) + cs_psi(y + q))",
+                 "0.0 if z == 0.0 else z * (npy_log1p(-x) - cs_psi(q) + cs_psi(y + q))"),
+                "z = x^(a-1) (1-x)^(b-1) / B(a, b) (scipy.stats.beta's _pdf); xbar += zbar z "
+                "((a-1)/x - (b-1)/(1-x)); abar += zbar z (log x - psi(a) + psi(a+b)); "
+                "bbar += zbar z (log(1-x) - psi(b) + psi(a+b))", lo=0.1, hi=0.9,
+                shapes=(((4,), (4,), (4,)), ((2, 3), (), ()), ((), (3,), ())),
+                fn=lambda x, a, b: _private("_beta_pdf")(x, 1.0 + 3.0 * a, 0.5 + 2.0 * b),
+                args=("x", "a", "b")),
+]
+
+
+def _private(name):
+    """``scipy.special._ufuncs.<name>`` resolved when called."""
+    def call(*args):
+        from scipy.special import _ufuncs
+        return getattr(_ufuncs, name)(*args)
+    call.__name__ = name
+    return call
