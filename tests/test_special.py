@@ -162,6 +162,26 @@ def test_active_order_arguments_are_refused(f, arg):
     assert "scipy.special." in str(e.value) and f"jittape.primal({arg})" in str(e.value)
 
 
+def test_log_ndtr_replays_scipy_near_the_right_tail():
+    """Regression: the replayed log_ndtr lost digits where it is near 0 (5e-8 relative at
+    x = 6: log of 1 - Q, and -Q itself above 6); it is SciPy's kernel now."""
+    x = np.linspace(0.5, 12.0, 200)
+    np.testing.assert_array_equal(_replayed(sp.log_ndtr, x), sp.log_ndtr(x))
+    np.testing.assert_array_equal(_replayed(sp.log_ndtr, -x * 3), sp.log_ndtr(-x * 3))
+
+
+@pytest.mark.parametrize("f, name", [
+    (lambda t: sp.ellipk(t), "scipy.special.ellipk"),
+    (lambda t: sp.hyp2f1(1.0, 2.0, 3.0, t), "scipy.special.hyp2f1"),
+    (lambda t: sp.kolmogorov(t), "scipy.special.kolmogorov"),
+    (lambda t: sp.zeta(t + 2.0, 1.0), "scipy.special._ufuncs._zeta"),  # (zeta's ufunc)
+])
+def test_refusals_name_the_scipy_function(f, name):
+    with pytest.raises(NotDifferentiableError) as e:
+        jittape.grad(f)(0.3)
+    assert str(e.value).startswith(f"{name} has no derivative rule")
+
+
 def test_constant_arguments_through_primal():
     """jittape.primal(v) is the way out: a constant, guarded on replay."""
     def f(x):

@@ -93,6 +93,7 @@ def ops_markdown():
     from ..numpy.all_handlers import FUNCTIONS, UFUNC_HANDLERS
     from ..scipy.composed import SCIPY_FUNCTIONS
     from ..numpy.ufuncs import SCIPY_COMPOSED
+    from ..numpy.complex_values import SCIPY_UFUNCS
 
     lines = ["# Supported operations", "",
              "Generated from the op table (`jittape/optable/table.py`) by "
@@ -133,6 +134,9 @@ def ops_markdown():
             entries[name] = _links(names)
     for name, handler in SCIPY_COMPOSED.items():
         entries[f"scipy.special.{name}"] = _composed(handler)
+    for name, handler in SCIPY_UFUNCS.items():  # (wofz: one handler, real or complex)
+        if SCIPY_COMPOSED.get(name) is not handler:
+            entries[f"scipy.special.{name} of a complex value"] = _composed(handler)
     for module, functions in SCIPY_FUNCTIONS.items():
         for name, handler in functions.items():
             entries[f"{module}.{name}"] = _composed(handler)

@@ -190,9 +190,7 @@ class Active(NdarrayMethods):
             check_ufunc_call(ufunc, method, kwargs)
         handler = dispatch.UFUNCS.get(ufunc) or dispatch.ufunc_handler(ufunc)
         if handler is None:
-            name = f"numpy.{ufunc.__name__}"
-            if getattr(np, ufunc.__name__, None) is not ufunc:
-                name = f"ufunc {ufunc.__name__} (not NumPy's; e.g. scipy.special)"
+            name = dispatch.ufunc_name(ufunc)
             raise NotDifferentiableError(
                 f"{name} has no derivative rule in jittape. `python -m jittape ops` lists "
                 f"the supported operations; compose it from those, or apply it to "

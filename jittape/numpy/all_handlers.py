@@ -27,7 +27,7 @@ from . import (array_writes, builders, conversions, decompositions, dispatch,  #
                products, reductions, sequences, shape_functions, standard, statistics,
                ufuncs, views)
 from . import array_api  # noqa: F401  (the namespace x.__array_namespace__() gives)
-from . import complex_functions, eig, fft  # noqa: F401  (active complex values)
+from . import complex_functions, complex_special, eig, fft  # noqa: F401  (complex values)
 from . import operators  # noqa: F401  (Python's operators and x[i] on active values)
 from .active import Active
 from .reductions import logsumexp  # noqa: F401  (jittape.logsumexp)

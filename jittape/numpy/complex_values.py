@@ -171,12 +171,14 @@ class ComplexActive:
 
     # --- NumPy's protocols ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        handler = UFUNCS.get(ufunc) if method == "__call__" and not kwargs else None
+        handler = _ufunc(ufunc) if method == "__call__" and not kwargs else None
         if handler is None:
+            supported = sorted(u.__name__ for u in UFUNCS) + sorted(
+                f"scipy.special.{n}" for n in SCIPY_UFUNCS)
             raise NotDifferentiableError(
-                f"numpy.{ufunc.__name__} (method {method!r}, keywords {sorted(kwargs)}) of an "
-                f"active complex value is not supported; complex values support "
-                f"{', '.join(sorted(u.__name__ for u in UFUNCS))}.")
+                f"{dispatch.ufunc_name(ufunc)} (method {method!r}, keywords {sorted(kwargs)}) "
+                f"of an active complex value is not supported; complex values support "
+                f"{', '.join(supported)}.")
         return handler(*inputs)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -349,6 +351,19 @@ ComplexActive.__ne__ = _compare(False)
 
 #: NumPy function -> handler of complex values (filled by :mod:`.complex_functions`).
 FUNCTIONS = {}
+#: SciPy's ufuncs of complex values, by name in ``scipy.special`` -> handler (filled by
+#: :mod:`.complex_special`; resolved by name, so that jittape never imports SciPy for them).
+SCIPY_UFUNCS = {}
+
+
+def _ufunc(ufunc):
+    """The complex values' handler of ``ufunc`` (NumPy's, or SciPy's by name), or None."""
+    handler = UFUNCS.get(ufunc)
+    if handler is None and getattr(ufunc, "__name__", None) in SCIPY_UFUNCS:
+        from .._base.imports import loaded
+        if getattr(loaded("scipy.special"), ufunc.__name__, None) is ufunc:
+            handler = SCIPY_UFUNCS[ufunc.__name__]
+    return handler
 
 
 def complex_binary(opc, x, y):
@@ -368,11 +383,13 @@ def complex_binary(opc, x, y):
 def complex_call(func, args, kwargs):
     """NumPy function or ufunc ``func`` called with an active value and a complex argument
     (a constant or an active complex value)."""
-    handler = UFUNCS.get(func) if isinstance(func, np.ufunc) and not kwargs else \
-        FUNCTIONS.get(func)
+    ufunc = isinstance(func, np.ufunc)
+    handler = _ufunc(func) if ufunc and not kwargs else FUNCTIONS.get(func)
     if handler is None:
+        name = dispatch.ufunc_name(func) if ufunc else \
+            f"{getattr(func, '__module__', None) or 'numpy'}.{func.__name__}"
         raise NotDifferentiableError(
-            f"numpy.{func.__name__} of active values with complex arguments is not "
+            f"{name} of active values with complex arguments is not "
             f"supported; compute with the real parts (z.real, z.imag) instead")
     return handler(*args, **kwargs)
 

@@ -31,6 +31,20 @@ COMPLEX = None
 RESOLVERS = []
 
 
+def ufunc_name(ufunc):
+    """The public name of ``ufunc`` for messages: ``numpy.<name>``, ``scipy.special.<name>``
+    (SciPy's private ones, which its Python functions call: ``scipy.special._ufuncs.<name>``),
+    else ``ufunc <name>``."""
+    from .._base.imports import loaded
+    name = getattr(ufunc, "__name__", str(ufunc))
+    if getattr(np, name, None) is ufunc:
+        return f"numpy.{name}"
+    for module in ("scipy.special", "scipy.special._ufuncs"):
+        if getattr(loaded(module), name, None) is ufunc:
+            return f"{module}.{name}"
+    return f"ufunc {name} (neither NumPy's nor scipy.special's)"
+
+
 def ufunc_handler(ufunc):
     """The handler of ``ufunc``, or None if jittape has no rule for it."""
     h = UFUNCS.get(ufunc)

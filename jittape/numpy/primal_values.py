@@ -12,9 +12,10 @@ from ..optable.table import codes as K
 def _ufunc_of(opc):
     """The NumPy or SciPy ufunc computing opcode ``opc``'s primal (from the op table)."""
     f = OPS[opc].numpy[0] if OPS[opc].numpy else np.positive
-    if isinstance(f, str):
-        import scipy.special
-        f = getattr(scipy.special, f.rsplit(".", 1)[1])
+    if isinstance(f, str):  # "scipy.special.<name>", "scipy.special._ufuncs.<name>"
+        import importlib
+        module, name = f.rsplit(".", 1)
+        f = getattr(importlib.import_module(module), name)
         f = getattr(f, "__wrapped_by_jittape__", f)  # SciPy's own, not jittape's wrapper
     return f
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from . import dispatch
+from . import complex_special, dispatch
 from .active import (Active, Predicate, as_node, check_const, logical, new_active, tape_of, binary,
                      compare, guard, unary)
 from .selection import where
@@ -125,8 +125,9 @@ def _gammasgn(x):
         where(compare(K.EQ, x, fl), math.nan, alternating)))
 
 
-# SciPy ufuncs without an op of their own: composed of ops (name -> handler)
-SCIPY_COMPOSED = {"gammasgn": _gammasgn}
+# SciPy ufuncs without an op of their own: composed of ops (name -> handler); wofz of a real
+# value is complex (its complex values' pair of ops)
+SCIPY_COMPOSED = {"gammasgn": _gammasgn, "wofz": complex_special.wofz}
 
 
 def _heaviside(x, h0):

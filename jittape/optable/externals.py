@@ -18,6 +18,20 @@ process loads everything and compiles nothing; tests/test_special.py checks it).
 The price: a module that names a ``cs_`` function imports ``scipy.special`` (about 0.15 s)
 when it is imported. Generating sources never imports SciPy; importing jittape neither.
 
+Complex kernels (``wofz``, ``loggamma``, ``psi`` of a complex argument: helpers
+``cz_<name>(re, im)`` of :data:`COMPLEX`, returning a complex number) are called the same way,
+by symbol (``jittape_cz_<name>``), through a Numba intrinsic that declares the C function as
+LLVM sees ``double complex f(double complex, int)`` on the 64-bit Unix ABIs (x86-64 System V,
+AArch64): the two parts passed as two doubles, the result returned as a ``{double, double}``
+pair (what clang emits for it). Numba's ``ExternalFunction`` takes scalar types only. Windows
+passes complex numbers by reference: there :func:`bind_complex` refuses (a clear error, no
+wrong values).
+
+SciPy's private ufuncs over Boost's distributions (``scipy.special._ufuncs._beta_pdf``, which
+``scipy.stats.beta`` calls) have no ``cython_special`` export; ``scipy.special._ufuncs_cxx``
+holds their addresses for the ufuncs' loops (:data:`BOOST`, helpers ``cb_<name>``), checked
+against the ufunc at a probe point before they are registered (``jittape_cb_<name>``).
+
 LAPACK drivers that Numba's ``np.linalg`` does not expose with every option (``syevd`` on
 the upper triangle, for ``np.linalg.eigh(a, UPLO='U')``; ``gesdd`` without vectors; ``qr``'s
 complete mode) are called the same way, through the C entry points of Numba's own helper
@@ -36,7 +50,28 @@ EXTERNALS = {f"cs_{name}": (name, nargs) for name, nargs in (
     ("log_expit", 1), ("entr", 1), ("rel_entr", 2), ("xlog1py", 2), ("spence", 1),
     ("i0", 1), ("i1", 1), ("i0e", 1), ("i1e", 1), ("k0", 1), ("k1", 1), ("k0e", 1),
     ("k1e", 1), ("j0", 1), ("j1", 1), ("y0", 1), ("y1", 1), ("iv", 2), ("ive", 2),
-    ("jv", 2), ("jve", 2), ("yv", 2), ("yve", 2), ("yn", 2), ("kv", 2), ("kve", 2))}
+    ("jv", 2), ("jve", 2), ("yv", 2), ("yve", 2), ("yn", 2), ("kv", 2), ("kve", 2),
+    # (jittape.optable.rules.special_more)
+    ("log1p", 1), ("expm1", 1), ("cosm1", 1), ("exprel", 1), ("loggamma", 1),
+    ("log_ndtr", 1), ("ndtri_exp", 1), ("erfi", 1), ("dawsn", 1), ("exp1", 1),
+    ("expi", 1), ("boxcox", 2), ("boxcox1p", 2), ("inv_boxcox", 2), ("inv_boxcox1p", 2),
+    ("powm1", 2), ("kl_div", 2), ("huber", 2), ("pseudo_huber", 2), ("owens_t", 2),
+    ("stdtr", 2), ("stdtrit", 2), ("chdtr", 2), ("chdtrc", 2), ("chdtri", 2), ("pdtr", 2),
+    ("pdtrc", 2), ("gammaincinv", 2), ("gammainccinv", 2), ("fdtr", 3), ("fdtrc", 3),
+    ("betaincinv", 3), ("betainccinv", 3), ("chndtr", 3), ("log_wright_bessel", 3),
+    ("wright_bessel", 3))}
+#: helper name -> cython_special name of a complex kernel ``complex f(complex)``, called as
+#: ``cz_<name>(re, im)`` (the argument's parts); the result is a complex number.
+COMPLEX = {f"cz_{name}": name for name in ("wofz", "loggamma", "psi")}
+#: helper name -> (name, number of float64 arguments) of a kernel of SciPy's private ufuncs
+#: ``scipy.special._ufuncs._<name>`` (Boost's distributions, which ``scipy.stats`` calls):
+#: ``scipy.special._ufuncs_cxx`` exports each as a variable ``_export_<name>_double`` holding
+#: the address of ``double <name>_double(double, ...)``. Not public: :func:`boost_address`
+#: checks a probe value against the ufunc before any rule uses one.
+BOOST = {f"cb_{name}": (name, nargs) for name, nargs in (("beta_pdf", 3),)}
+#: The names of every SciPy kernel a rule may call: :data:`EXTERNALS`, :data:`COMPLEX` and
+#: :data:`BOOST`.
+KERNELS = frozenset(EXTERNALS) | frozenset(COMPLEX) | frozenset(BOOST)
 
 #: helper name -> (Numba helper-library symbol, result type, argument types; ``*``: pointer)
 LAPACK = {
@@ -178,15 +213,18 @@ def _capsule(cap):
     return sig.decode(), api.PyCapsule_GetPointer(cap, sig)
 
 
-def address(name, nargs):
-    """Address of cython_special's kernel ``double name(double x nargs, int)``.
+def address(name, nargs, complex_=False):
+    """Address of cython_special's kernel ``double name(double x nargs, int)`` (with
+    ``complex_``: ``double complex name(double complex, int)``).
 
     Fused functions (float, double, complex variants) are exported as ``__pyx_fuse_<i>name``;
-    the one with the float64 signature is found by its signature, not by its index.
+    the one with the float64 (complex128) signature is found by its signature, not by its
+    index.
     """
     from scipy.special import cython_special
     capi = cython_special.__pyx_capi__
-    want = "double (" + "double, " * nargs + "int __pyx_skip_dispatch)"
+    kind = "__pyx_t_double_complex" if complex_ else "double"
+    want = f"{kind} (" + f"{kind}, " * nargs + "int __pyx_skip_dispatch)"
     for key in [name] + [f"__pyx_fuse_{i}{name}" for i in range(4)]:
         if key in capi:
             sig, ptr = _capsule(capi[key])
@@ -206,6 +244,84 @@ def bind(name, nargs):
     return symbol
 
 
+def boost_address(name, nargs):
+    """Address of ``double <name>_double(double x nargs)`` of ``scipy.special._ufuncs_cxx``
+    (see :data:`BOOST`), after a call at probe arguments gave the value of SciPy's ufunc
+    ``scipy.special._ufuncs._<name>`` there (ImportError if the export is missing or does
+    not match)."""
+    import ctypes
+    from scipy.special import _ufuncs, _ufuncs_cxx
+    key = f"_export_{name}_double"
+    ufunc = getattr(_ufuncs, f"_{name}", None)
+    if key not in getattr(_ufuncs_cxx, "__pyx_capi__", {}) or ufunc is None:
+        raise ImportError(f"scipy.special._ufuncs_cxx exports no {key} (SciPy changed its "
+                          f"private kernels?); jittape's rules for _{name} need it")
+    ptr = ctypes.c_void_p.from_address(_capsule(_ufuncs_cxx.__pyx_capi__[key])[1]).value
+    probe = (0.3, 2.5, 1.7, 0.9)[:nargs]
+    call = ctypes.CFUNCTYPE(ctypes.c_double, *[ctypes.c_double] * nargs)(ptr)
+    if call(*probe) != ufunc(*probe):
+        raise ImportError(f"scipy.special._ufuncs_cxx.{key} does not compute "
+                          f"scipy.special._ufuncs._{name}; jittape's rules for it need it")
+    return ptr
+
+
+def bind_boost(name, nargs):
+    """Register :func:`boost_address` under the symbol ``jittape_cb_<name>``; return it."""
+    symbol = f"jittape_cb_{name}"
+    if symbol not in _bound:
+        import llvmlite.binding as llvm
+        llvm.add_symbol(symbol, boost_address(name, nargs))
+        _bound[symbol] = True
+    return symbol
+
+
+#: Platforms whose C ABI passes a ``double complex`` as two doubles in registers and returns
+#: it as a pair (x86-64 System V, AArch64), as :func:`complex_kernel` declares it.
+COMPLEX_ABI = ("x86_64", "amd64", "arm64", "aarch64")
+
+
+def bind_complex(name):
+    """Register cython_special's complex kernel ``name`` under ``jittape_cz_<name>``; return
+    the symbol. Refuses a platform whose C ABI :func:`complex_kernel` does not match."""
+    import platform
+    import sys
+    if sys.platform == "win32" or platform.machine().lower() not in COMPLEX_ABI:
+        raise NotImplementedError(
+            f"jittape's compiled rules call scipy.special.{name} of a complex argument "
+            f"through the C ABI of 64-bit Linux and macOS; on {sys.platform} "
+            f"{platform.machine()} they are not available")
+    symbol = f"jittape_cz_{name}"
+    if symbol not in _bound:
+        import llvmlite.binding as llvm
+        llvm.add_symbol(symbol, address(name, 1, complex_=True))
+        _bound[symbol] = True
+    return symbol
+
+
+def complex_kernel(symbol):
+    """A Numba intrinsic ``(re, im) -> complex`` calling the C function ``symbol`` of
+    signature ``double complex (double complex, int)``, its argument passed as two doubles
+    and its result taken as a ``{double, double}`` pair (the ABI of :data:`COMPLEX_ABI`)."""
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    def kernel(typingctx, re, im):
+        def codegen(context, builder, signature, args):
+            d = ir.DoubleType()
+            fnty = ir.FunctionType(ir.LiteralStructType([d, d]), [d, d, ir.IntType(32)])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, symbol)
+            res = builder.call(fn, [args[0], args[1], ir.Constant(ir.IntType(32), 0)])
+            out = context.make_complex(builder, types.complex128)
+            out.real = builder.extract_value(res, 0)
+            out.imag = builder.extract_value(res, 1)
+            return out._getvalue()
+        return types.complex128(types.float64, types.float64), codegen
+    kernel.__name__ = kernel.__qualname__ = symbol
+    return intrinsic(kernel)
+
+
 def source(names, decorator):
     """The lines of a generated module that declare the externals ``names`` (helper names
     from :data:`EXTERNALS`, each behind a jitted ``cs_<name>``, ``decorator`` its line, and
@@ -217,7 +333,21 @@ def source(names, decorator):
         symbol, result, args = BY_SYMBOL[helper]
         sig = f"{_numba_type(result)}({', '.join(map(_numba_type, args))})"
         out.append(f"{helper} = _nbt.ExternalFunction({symbol!r}, {sig})\n")
-    for helper in sorted(n for n in names if n not in BY_SYMBOL):
+    if any(n in COMPLEX for n in names):
+        out.append("from jittape.optable.externals import bind_complex as _bind_complex\n"
+                   "from jittape.optable.externals import complex_kernel as _complex_kernel")
+    for helper in sorted(n for n in names if n in COMPLEX):
+        out.append(f"_{helper} = _complex_kernel(_bind_complex({COMPLEX[helper]!r}))\n\n\n"
+                   f"{decorator}\ndef {helper}(x0, x1):\n    return _{helper}(x0, x1)\n")
+    if any(n in BOOST for n in names):
+        out.append("from jittape.optable.externals import bind_boost as _bind_boost")
+    for helper in sorted(n for n in names if n in BOOST):
+        name, nargs = BOOST[helper]
+        params = ", ".join(f"x{i}" for i in range(nargs))
+        sig = "_nbt.float64(" + ", ".join(["_nbt.float64"] * nargs) + ")"
+        out.append(f"_{helper} = _nbt.ExternalFunction(_bind_boost({name!r}, {nargs}), {sig})"
+                   f"\n\n\n{decorator}\ndef {helper}({params}):\n    return _{helper}({params})\n")
+    for helper in sorted(n for n in names if n in EXTERNALS):
         name, nargs = EXTERNALS[helper]
         params = ", ".join(f"x{i}" for i in range(nargs))
         sig = "_nbt.float64(" + "_nbt.float64, " * nargs + "_nbt.intc)"
@@ -230,9 +360,16 @@ def python_source(names):
     """The same names for the interpreted tier (:mod:`jittape.sweeps.tiers`): SciPy's ufuncs, which
     run the same C kernels on a float, so both tiers give the same bits."""
     blas = [n for n in sorted(names) if n in BLAS or n in INTERPRETED_LAPACK]
+    cz = [n for n in sorted(names) if n in COMPLEX]
+    cb = [n for n in sorted(names) if n in BOOST]
     names = [n for n in sorted(names) if n in EXTERNALS]  # other LAPACK drivers: compiled only
     out = "".join(f"from jittape.optable.externals import py_{n} as {n}\n" for n in blas)
-    if names:
+    if names or cz:
         out += "import scipy.special as _sp\n" + "".join(
             f"{helper} = _sp.{EXTERNALS[helper][0]}\n" for helper in names)
+        out += "".join(f"\n\ndef {helper}(x0, x1):\n    return complex(_sp.{COMPLEX[helper]}"
+                       f"(complex(x0, x1)))\n" for helper in cz)
+    if cb:
+        out += "from scipy.special import _ufuncs as _spu\n" + "".join(
+            f"{helper} = _spu._{BOOST[helper][0]}\n" for helper in cb)
     return out

@@ -95,6 +95,35 @@ def _special(name):
     return lambda *a: getattr(importlib.import_module("scipy.special"), name)(*a)
 
 
+def _horner(t, coefficients):
+    """``sum_n coefficients[n] t^n`` by Horner's rule (NumPy calls: records on actives)."""
+    out = coefficients[-1]
+    for c in coefficients[-2::-1]:
+        out = out * t + c
+    return out
+
+
+def _exprel_dx(t):
+    """:func:`jittape.optable.scalar_special.exprel_dx` in NumPy calls: the closed form for
+    ``|t| >= 1``, 25 terms of the series ``sum n t^(n-1) / (n+1)!`` below (each branch
+    evaluated at a safe point where the other is taken, so no nan reaches a derivative)."""
+    small = np.abs(t) < 1.0
+    far, near = np.where(small, 2.0, t), np.where(small, t, 0.0)
+    closed = (far * np.exp(far) - np.expm1(far)) / (far * far)
+    series = _horner(near, [n / math.factorial(n + 1) for n in range(1, 26)])
+    return np.where(small, series, closed)
+
+
+def _log1p_ratio_dx(s):
+    """:func:`jittape.optable.scalar_special.log1p_ratio_dx` in NumPy calls: the closed
+    form for ``|s| >= 1/4``, 40 terms of ``sum (-1)^n n s^(n-1) / (n+1)`` below."""
+    small = np.abs(s) < 0.25
+    far, near = np.where(small, 1.0, s), np.where(small, s, 0.0)
+    closed = (far / (1.0 + far) - np.log1p(far)) / (far * far)
+    series = _horner(near, [(-1.0) ** n * n / (n + 1.0) for n in range(1, 41)])
+    return np.where(small, series, closed)
+
+
 #: NumPy forms of the calls in partial expressions that no op's value is (an op's value
 #: call, ``math.cos(x)``, maps to that op's NumPy callable).
 EXTRA_CALLS = {
@@ -106,6 +135,12 @@ EXTRA_CALLS = {
     "sinh_from_cosh": lambda x, z: np.sinh(x),
     "cs_psi": _special("digamma"),
     "trigamma": lambda x: _special("polygamma")(1.0, x),
+    "cs_gammaln": _special("gammaln"),
+    "exprel_dx": _exprel_dx,
+    "log1p_ratio_dx": _log1p_ratio_dx,
+    # the parts of scipy.special.wofz(x + iy): on active parts, its complex values' pair
+    "wofz_re": lambda x, y: np.real(_special("wofz")(x + 1j * y)),
+    "wofz_im": lambda x, y: np.imag(_special("wofz")(x + 1j * y)),
 }
 NAMES = {"LN2": LN2, "LN10": LN10}
 _CALLS = {}

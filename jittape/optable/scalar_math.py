@@ -88,7 +88,7 @@ def gammaln(x):
 
 
 def digamma(x):
-    # psi(x): reflection for x < 0, recurrence up to x >= 6, then the asymptotic series
+    # psi(x): reflection for x < 0, recurrence up to x >= 10, then the asymptotic series
     # (Abramowitz & Stegun 6.3.7, 6.3.18); about 1e-15 relative away from the poles
     if x != x or x == -math.inf:
         return math.nan
@@ -98,7 +98,7 @@ def digamma(x):
     if x < 0.0:
         acc = -math.pi / math.tan(math.pi * x)
         x = 1.0 - x
-    while x < 6.0:
+    while x < 10.0:
         acc -= 1.0 / x
         x += 1.0
     f = 1.0 / (x * x)
@@ -108,7 +108,7 @@ def digamma(x):
 
 
 def trigamma(x):
-    # psi'(x): reflection, recurrence up to x >= 6, asymptotic series (A & S 6.4.10, 6.4.12)
+    # psi'(x): reflection, recurrence up to x >= 10, asymptotic series (A & S 6.4.10, 6.4.12)
     if x <= 0.0 and x == math.floor(x):
         return math.nan
     acc = 0.0
@@ -119,29 +119,13 @@ def trigamma(x):
         sign = -1.0
         x = 1.0 - x
     rest = 0.0
-    while x < 6.0:
+    while x < 10.0:
         rest += 1.0 / (x * x)
         x += 1.0
     f = 1.0 / (x * x)
     rest += 1.0 / x + f / 2.0 + f / x * (1.0 / 6 - f * (1.0 / 30 - f * (1.0 / 42 - f * (
         1.0 / 30 - f * (5.0 / 66 - f * (691.0 / 2730 - f * 7.0 / 6))))))
     return acc + sign * rest
-
-
-def log_ndtr(x):
-    # log of the standard normal CDF; asymptotic expansion where the CDF underflows
-    # (A & S 26.2.12), log1p(-Q(x)) on the right tail for accuracy
-    if x > 6.0:
-        return -0.5 * math.erfc(x / 1.4142135623730951)
-    if x > -20.0:
-        return math.log(0.5 * math.erfc(-x / 1.4142135623730951))
-    x2 = x * x
-    s = 1.0
-    term = 1.0
-    for k in range(1, 12):
-        term *= -(2 * k - 1) / x2
-        s += term
-    return -0.5 * x2 - math.log(-x) - 0.9189385332046727 + math.log(s)
 
 
 def max_share(x, y):

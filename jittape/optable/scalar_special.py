@@ -15,7 +15,8 @@ LOG_PI = 1.1447298858494002  # np.log(np.pi), as scipy.special.multigammaln uses
 #: Compiled as functions of their own, not inlined into every sweep branch that names them
 #: (jittape.sweeps.codegen): loops, called from several rules.
 OUTLINED = ("hurwitz_zeta", "polygamma", "multigammaln", "multigammaln_da", "gammainc_dx",
-            "betainc_dx", "multigammaln_daa", "rgamma_dxx", "spence_dxx")
+            "betainc_dx", "multigammaln_daa", "rgamma_dxx", "spence_dxx", "exprel_dx",
+            "exprel_dxx", "log1p_ratio_dx", "log1p_ratio_dxx", "ncx2_pdf", "trigamma_complex")
 
 
 def hurwitz_zeta(s, q):
@@ -218,3 +219,180 @@ def spence_dxx(x):
             break
         tk *= t
     return total
+
+
+def exprel_dx(t):
+    # d/dt (e^t - 1)/t = (t e^t - e^t + 1) / t^2, the derivative of scipy.special.exprel; for
+    # |t| < 1, where that difference cancels, the series of e^t (DLMF 4.2.19) differentiated:
+    # sum_{n>=1} n t^(n-1) / (n+1)!, terms shrinking by (n+1) t / (n (n+2))
+    if t != t:
+        return math.nan
+    if abs(t) < 1.0:
+        total = 0.0
+        term = 0.5
+        for n in range(1, 40):
+            total += term
+            term *= (n + 1.0) * t / (n * (n + 2.0))
+            if abs(term) < 1e-17 * total:
+                break
+        return total
+    if t == math.inf:
+        return math.inf
+    if t == -math.inf:
+        return 0.0
+    if t > 700.0:  # e^t (t - 1) / t^2, without overflowing t e^t first (1/t^2 is lost)
+        return math.exp(t + math.log(t - 1.0) - 2.0 * math.log(t))
+    return (t * math.exp(t) - math.expm1(t)) / (t * t)
+
+
+def exprel_dxx(t):
+    # d^2/dt^2 (e^t - 1)/t = ((t^2 - 2t + 2) e^t - 2) / t^3; for |t| < 1 the series
+    # sum_{n>=2} n (n-1) t^(n-2) / (n+1)!, terms shrinking by (n+1) t / ((n+2) (n-1))
+    if t != t:
+        return math.nan
+    if abs(t) < 1.0:
+        total = 0.0
+        term = 1.0 / 3.0
+        for n in range(2, 40):
+            total += term
+            term *= (n + 1.0) * t / ((n + 2.0) * (n - 1.0))
+            if abs(term) < 1e-17 * total:
+                break
+        return total
+    if t == math.inf:
+        return math.inf
+    if t == -math.inf:
+        return 0.0
+    if t > 700.0:
+        return math.exp(t + math.log(t * t - 2.0 * t + 2.0) - 3.0 * math.log(t))
+    return ((t * t - 2.0 * t + 2.0) * math.exp(t) - 2.0) / (t * t * t)
+
+
+def log1p_ratio_dx(s):
+    # q'(s) for q(s) = log1p(s) / s: (s/(1+s) - log1p(s)) / s^2; for |s| < 1/4, where that
+    # cancels, the series of log1p (DLMF 4.6.1) differentiated: sum_{n>=1} (-1)^n n
+    # s^(n-1) / (n+1), terms shrinking by -(n+1)^2 s / (n (n+2)); nan for s <= -1
+    if not s > -1.0:
+        return math.nan
+    if abs(s) < 0.25:
+        total = 0.0
+        term = -0.5
+        for n in range(1, 60):
+            total += term
+            term *= -(n + 1.0) * (n + 1.0) * s / (n * (n + 2.0))
+            if abs(term) < 1e-17 * abs(total):
+                break
+        return total
+    if s == math.inf:
+        return 0.0
+    return (s / (1.0 + s) - math.log1p(s)) / (s * s)
+
+
+def log1p_ratio_dxx(s):
+    # q''(s) = (2 log1p(s) - 2s/(1+s) - s^2/(1+s)^2) / s^3; for |s| < 1/4 the series
+    # sum_{n>=2} (-1)^n n (n-1) s^(n-2) / (n+1), terms shrinking by -(n+1)^2 s / ((n+2) (n-1))
+    if not s > -1.0:
+        return math.nan
+    if abs(s) < 0.25:
+        total = 0.0
+        term = 2.0 / 3.0
+        for n in range(2, 60):
+            total += term
+            term *= -(n + 1.0) * (n + 1.0) * s / ((n + 2.0) * (n - 1.0))
+            if abs(term) < 1e-17 * abs(total):
+                break
+        return total
+    if s == math.inf:
+        return 0.0
+    r = s / (1.0 + s)
+    return (2.0 * math.log1p(s) - 2.0 * r - r * r) / (s * s * s)
+
+
+def ncx2_pdf(x, k, lam):
+    # density of the noncentral chi-square distribution (df k, noncentrality lam; Johnson,
+    # Kotz & Balakrishnan, "Continuous Univariate Distributions" vol. 2, 2nd ed., eq. 29.4):
+    # exp(-(x + lam)/2) (x/lam)^(k/4 - 1/2) I_{k/2-1}(sqrt(lam x)) / 2, with I_v(s) =
+    # e^s ive(v, s) (DLMF 10.25.2) against overflow; lam = 0: the chi-square density
+    # x^(k/2-1) e^(-x/2) / (2^(k/2) Gamma(k/2)). Any real k is accepted (the formula's
+    # continuation), so that d/dx f_k = (f_{k-2} - f_k)/2 and d/dlam f_k = (f_{k+2} - f_k)/2
+    # (from DLMF 10.29.2) hold for every k the second-order rules ask about.
+    if x != x or k != k or lam != lam or lam < 0.0:
+        return math.nan
+    if x < 0.0 or x == math.inf:
+        return 0.0
+    if x == 0.0:
+        if k == 2.0:
+            return 0.5 * math.exp(-0.5 * lam)
+        return 0.0 if k > 2.0 else math.inf
+    if lam == 0.0:
+        return math.exp((0.5 * k - 1.0) * math.log(x) - 0.5 * x - 0.5 * k * LN2) * \
+            cs_rgamma(0.5 * k)
+    d = math.sqrt(x) - math.sqrt(lam)
+    return 0.5 * math.exp(-0.5 * d * d + (0.25 * k - 0.5) * math.log(x / lam)) * \
+        cs_ive(0.5 * k - 1.0, math.sqrt(lam * x))
+
+
+# complex arguments z = x + iy: each rule is a real function of the two parts (the complex
+# values' ops, jittape.optable.rules.special_complex)
+def wofz_re(x, y):
+    # Re w(z), w = scipy.special.wofz, the Faddeeva function (DLMF 7.2.3)
+    return cz_wofz(x, y).real
+
+
+def wofz_im(x, y):
+    return cz_wofz(x, y).imag
+
+
+def loggamma_re(x, y):
+    # Re log Gamma(z), the principal branch of scipy.special.loggamma (DLMF 5.2.1)
+    return cz_loggamma(x, y).real
+
+
+def loggamma_im(x, y):
+    return cz_loggamma(x, y).imag
+
+
+def psi_re(x, y):
+    # Re psi(z), psi = scipy.special.psi of a complex argument (DLMF 5.2.2)
+    return cz_psi(x, y).real
+
+
+def psi_im(x, y):
+    return cz_psi(x, y).imag
+
+
+def trigamma_complex(x, y):
+    # psi'(z): for x < 0 the reflection psi'(z) = pi^2 / sin^2(pi z) - psi'(1 - z) (DLMF
+    # 5.15.6), then psi'(z) = psi'(z + 1) + 1/z^2 (DLMF 5.15.5) up to |z| >= 12, and there
+    # psi'(z) ~ 1/z + 1/(2 z^2) + sum_{k>=1} B_2k / z^(2k+1) (DLMF 5.15.8; B_16's term is
+    # below 1e-17 relative); the poles z = 0, -1, -2, ...: inf
+    if y == 0.0 and x <= 0.0 and x == math.floor(x):
+        return complex(math.inf, 0.0)
+    total = complex(0.0, 0.0)
+    sign = 1.0
+    if x < 0.0:
+        a = math.pi * x
+        b = math.pi * y
+        s = complex(math.sin(a) * math.cosh(b), math.cos(a) * math.sinh(b))
+        total = (math.pi * math.pi) / (s * s)
+        sign = -1.0
+        x = 1.0 - x
+        y = -y
+    z = complex(x, y)
+    rest = complex(0.0, 0.0)
+    while abs(z) < 12.0:
+        rest += 1.0 / (z * z)
+        z += 1.0
+    w = 1.0 / (z * z)
+    tail = w * (1.0 / 6.0 + w * (-1.0 / 30.0 + w * (1.0 / 42.0 + w * (-1.0 / 30.0 + w * (
+        5.0 / 66.0 + w * (-691.0 / 2730.0 + w * (7.0 / 6.0 + w * (-3617.0 / 510.0))))))))
+    rest += (1.0 + tail) / z + 0.5 * w
+    return total + sign * rest
+
+
+def trigamma_re(x, y):
+    return trigamma_complex(x, y).real
+
+
+def trigamma_im(x, y):
+    return trigamma_complex(x, y).imag

@@ -36,6 +36,15 @@ CALLS = {
     "gammainc_dx": (None, "gammainc_dxx(u0, u1)"),
     "betainc_dx": (None, None, "betainc_dxx(u0, u1, u2)"),
     "spence_dx": ("spence_dxx(u0)",),
+    "cs_gammaln": ("cs_psi(u0)",),  # d/dx log|Gamma(x)| = psi(x) (DLMF 5.2.2)
+    "exprel_dx": ("exprel_dxx(u0)",),
+    "log1p_ratio_dx": ("log1p_ratio_dxx(u0)",),
+    # f_k(x; nc): d/dx = (f_{k-2} - f_k)/2, d/dnc = (f_{k+2} - f_k)/2 (scalar_special.ncx2_pdf)
+    "ncx2_pdf": ("0.5 * (ncx2_pdf(u0, u1 - 2.0, u2) - z)", None,
+                 "0.5 * (ncx2_pdf(u0, u1 + 2.0, u2) - z)"),
+    # the parts of psi(x + iy), holomorphic: Cauchy-Riemann with psi'(z) (DLMF 5.15.1)
+    "psi_re": ("trigamma_re(u0, u1)", "-trigamma_im(u0, u1)"),
+    "psi_im": ("trigamma_im(u0, u1)", "trigamma_re(u0, u1)"),
 }
 #: Piecewise constant functions: zero derivative wherever one exists.
 CONSTANT_CALLS = {"np.sign", "np.trunc", "np.floor", "math.floor", "max_share"}

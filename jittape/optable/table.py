@@ -21,6 +21,8 @@ from .rules import matmul as MM
 from .rules import nested as NE
 from .rules import signal as SIG
 from .rules import special as SP
+from .rules import special_complex as SPC
+from .rules import special_more as SPM
 from .entry import leaf
 from .registry import (BY_NAME, OPS, SCIPY_UFUNC_OPCODES, UFUNC_OPCODES,  # noqa: F401
                        call_arguments, codes, format_table, in_regions, is_leaf, kind_of,
@@ -41,6 +43,9 @@ _ENTRIES = (
     + CP.CHECKPOINT_OPS
     + NE.NESTED_OPS
     + EG.EIG_OPS
+    + SPM.MORE_SPECIAL_OPS
+    + SPC.COMPLEX_SPECIAL_OPS
+    + SPM.PRIVATE_SPECIAL_OPS
 )
 
 for _op in _ENTRIES:

@@ -82,7 +82,7 @@ def install():
 
     for op in OPS:
         for f in op.numpy:
-            if isinstance(f, str) and f.startswith("scipy.special."):
+            if isinstance(f, str) and f.rsplit(".", 1)[0] == "scipy.special":  # (public)
                 name = f.rsplit(".", 1)[1]
                 if not isinstance(getattr(special, name), np.ufunc):
                     wrap(special, name, op_handler(op.code))

@@ -76,7 +76,7 @@ def _calls_out(op):
     """Whether op's rules call a function LLVM cannot see into (a SciPy kernel, an outlined
     helper): then its loops cannot vectorize, and a unit-stride copy of a loop is no gain."""
     names = set().union(*(names_used(e) for e in (op.value, *op.partials)))
-    return bool(names & (OUTLINED | set(externals.EXTERNALS)))
+    return bool(names & (OUTLINED | externals.KERNELS))
 
 
 def rule_roots(ops):

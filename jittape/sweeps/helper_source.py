@@ -106,7 +106,7 @@ def _named(roots):
             if name in HELPERS and name not in seen:
                 seen[name] = HELPERS[name]
                 todo.append(HELPERS[name])
-            elif name in externals.EXTERNALS or name in externals.BY_SYMBOL:
+            elif name in externals.KERNELS or name in externals.BY_SYMBOL:
                 calls.add(name)
             elif name in ERRORS:  # a kernel raising jittape's own error (a constant message)
                 errors.add(name)

@@ -157,7 +157,7 @@ MORE_UNARY_OPS = [
       "z = log|Gamma(x)|; xbar += zbar * psi(x)", lo=0.3, hi=6.0),
     U("digamma", [_SP + "digamma", _SP + "psi"], "digamma(x)", "trigamma(x)",
       "z = psi(x); xbar += zbar * psi'(x) (trigamma, A & S 6.4)", lo=0.3, hi=8.0),
-    U("log_ndtr", [_SP + "log_ndtr"], "log_ndtr(x)",
+    U("log_ndtr", [_SP + "log_ndtr"], "cs_log_ndtr(x)",
       # phi(x) / Phi(x) = sqrt(2/pi) / erfcx(-x/sqrt 2): finite where exp(-x^2/2 - z) is
       # inf - inf (x = -inf: the limit +inf; -x where erfcx(-x/sqrt 2) would underflow; 0
       # where phi(x) underflows, which keeps the second-order rule finite at +inf)
