@@ -277,6 +277,45 @@ def test_private_beta_pdf():
     assert tuple(_grad(lambda x: st.beta._pdf(x, 2.0, 1.0), u)) == pytest.approx((2.0,) * 3)
 
 
+def test_private_noncentral_chi_square_density_and_sf():
+    """scipy.special._ufuncs._ncx2_pdf and _ncx2_sf (Boost's, ncx2's _pdf and _sf): replayed
+    values SciPy's; d/dx sf = -pdf; the pdf's derivatives against central differences of
+    SciPy's own pdf."""
+    from scipy.special import _ufuncs
+    x, nc = (m.ravel() for m in np.meshgrid(_POS, _POS))
+    for f in (_ufuncs._ncx2_pdf, _ufuncs._ncx2_sf):
+        np.testing.assert_array_equal(_replayed(lambda x, nc: f(x, 3.5, nc), x, nc),
+                                      f(x, 3.5, nc))
+    x = np.array([0.3, 2.0, 6.0, 15.0])
+    for df, nc in ((1.5, 0.7), (3.0, 2.0), (8.0, 12.0)):
+        gx, gnc = jittape.grad(lambda x, nc: np.sum(_ufuncs._ncx2_sf(x, df, nc)), (0, 1))(
+            x, np.full(4, nc))
+        np.testing.assert_allclose(gx, -_ufuncs._ncx2_pdf(x, df, nc), rtol=1e-12)
+        np.testing.assert_allclose(gnc, _ufuncs._ncx2_pdf(x, df + 2, nc), rtol=1e-12)
+        gx, gnc = jittape.grad(lambda x, nc: np.sum(_ufuncs._ncx2_pdf(x, df, nc)), (0, 1))(
+            x, np.full(4, nc))
+        h = 1e-6
+        pdf = _ufuncs._ncx2_pdf
+        np.testing.assert_allclose(gx, (pdf(x + h, df, nc) - pdf(x - h, df, nc)) / (2 * h),
+                                   rtol=1e-6, atol=1e-10)
+        np.testing.assert_allclose(gnc, (pdf(x, df, nc + h) - pdf(x, df, nc - h)) / (2 * h),
+                                   rtol=1e-6, atol=1e-10)
+
+
+def test_tukey_lambda_cdf():
+    """tklmbda (tukeylambda's _cdf): l = 0 is the logistic CDF, l = 1 the uniform on
+    [-1, 1]; d/dl at l = 1 from x = (F^l - (1-F)^l)/l at fixed F."""
+    x = np.array([-3.0, -0.4, 0.0, 1.2])
+    np.testing.assert_allclose(_grad(lambda x: sp.tklmbda(x, 0.0), x),
+                               sp.expit(x) * sp.expit(-x), rtol=1e-12)
+    np.testing.assert_allclose(_grad(lambda x: sp.tklmbda(x, 1.0), x[1:3]), 0.5, rtol=1e-12)
+    f = 0.75  # tklmbda(0.5, 1)
+    gx, gl = _partials(sp.tklmbda, 0.5, 1.0)
+    assert (gx, gl) == pytest.approx(
+        (0.5, -(f * math.log(f) - (1 - f) * math.log(1 - f) + 1 - 2 * f) / 2), rel=1e-12)
+    assert _partials(sp.tklmbda, 3.0, 0.5) == (0.0, 0.0)  # off the support |x| <= 1/l
+
+
 # --- complex arguments -----------------------------------------------------------------------
 def _voigt(x, center, sigma, gamma):
     """lmfit's Voigt profile (lmfit.lineshapes.voigt, amplitude 1)."""
@@ -415,7 +454,9 @@ DISTRIBUTIONS = [
     ("logistic", "_logpdf", (), (-3.0, 3.0)), ("logistic", "_cdf", (), (-3.0, 3.0)),
     ("halflogistic", "_logpdf", (), (0.1, 3.0)), ("gumbel_r", "_logcdf", (), (-2.0, 2.0)),
     ("chi2", "_cdf", (3.5,), (0.2, 6.0)), ("chi2", "_sf", (3.5,), (0.2, 6.0)),
-    ("ncx2", "_cdf", (3.0, 1.5), (0.2, 6.0)), ("t", "_cdf", (4.5,), (-3.0, 3.0)),
+    ("ncx2", "_cdf", (3.0, 1.5), (0.2, 6.0)), ("ncx2", "_pdf", (3.0, 1.5), (0.2, 6.0)),
+    ("ncx2", "_sf", (3.0, 1.5), (0.2, 6.0)), ("beta", "_pdf", (2.0, 3.5), (0.1, 0.9)),
+    ("tukeylambda", "_cdf", (0.3,), (-2.0, 2.0)), ("t", "_cdf", (4.5,), (-3.0, 3.0)),
     ("f", "_cdf", (3.0, 7.0), (0.2, 4.0)), ("vonmises", "_pdf", (2.0,), (-3.0, 3.0)),
     ("powerlaw", "_logpdf", (1.7,), (0.1, 0.9)), ("kappa3", "_logpdf", (1.5,), (0.1, 3.0)),
     ("norm", "_logcdf", (), (-5.0, 5.0)), ("expon", "_logsf", (), (0.1, 3.0)),

@@ -59,7 +59,7 @@ EXTERNALS = {f"cs_{name}": (name, nargs) for name, nargs in (
     ("stdtr", 2), ("stdtrit", 2), ("chdtr", 2), ("chdtrc", 2), ("chdtri", 2), ("pdtr", 2),
     ("pdtrc", 2), ("gammaincinv", 2), ("gammainccinv", 2), ("fdtr", 3), ("fdtrc", 3),
     ("betaincinv", 3), ("betainccinv", 3), ("chndtr", 3), ("log_wright_bessel", 3),
-    ("wright_bessel", 3))}
+    ("wright_bessel", 3), ("tklmbda", 2))}
 #: helper name -> cython_special name of a complex kernel ``complex f(complex)``, called as
 #: ``cz_<name>(re, im)`` (the argument's parts); the result is a complex number.
 COMPLEX = {f"cz_{name}": name for name in ("wofz", "loggamma", "psi")}
@@ -68,7 +68,8 @@ COMPLEX = {f"cz_{name}": name for name in ("wofz", "loggamma", "psi")}
 #: ``scipy.special._ufuncs_cxx`` exports each as a variable ``_export_<name>_double`` holding
 #: the address of ``double <name>_double(double, ...)``. Not public: :func:`boost_address`
 #: checks a probe value against the ufunc before any rule uses one.
-BOOST = {f"cb_{name}": (name, nargs) for name, nargs in (("beta_pdf", 3),)}
+BOOST = {f"cb_{name}": (name, nargs) for name, nargs in (("beta_pdf", 3), ("ncx2_pdf", 3),
+                                                         ("ncx2_sf", 3))}
 #: The names of every SciPy kernel a rule may call: :data:`EXTERNALS`, :data:`COMPLEX` and
 #: :data:`BOOST`.
 KERNELS = frozenset(EXTERNALS) | frozenset(COMPLEX) | frozenset(BOOST)

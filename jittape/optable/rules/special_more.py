@@ -58,9 +58,11 @@ def SHAPE(name, value, partial, doc, values, args, lo, hi):
                        constant=args[:1])
 
 
-def T(name, value, partials, doc, args, constant, fn, lo, hi, shapes=_SHAPES):
-    return elementwise(name, TERNARY, [_SP + name], value, partials, doc, lo=lo, hi=hi,
-                       shapes=shapes, fn=fn, args=args, constant=constant)
+def T(name, value, partials, doc, args, constant, fn, lo, hi, shapes=_SHAPES, sp=""):
+    """A ternary entry (``sp``: the module below ``scipy.special``, ``_ufuncs.`` for SciPy's
+    private ufuncs, named ``_<name>`` there)."""
+    return elementwise(name, TERNARY, [_SP + sp + ("_" if sp else "") + name], value, partials,
+                       doc, lo=lo, hi=hi, shapes=shapes, fn=fn, args=args, constant=constant)
 
 
 # d/dx x^(l-1) at x = 0: 0 for l > 1, 1 for l = 1, inf below
@@ -74,6 +76,10 @@ _T_LOGPDF = ("cs_gammaln(0.5 * x + 0.5) - cs_gammaln(0.5 * x) - 0.5 * npy_log(x 
 _F_PDF = ("math.exp(0.5 * x * npy_log(x) + 0.5 * y * npy_log(y) + (0.5 * x - 1.0) * npy_log(q) "
           "- 0.5 * (x + y) * npy_log(x * q + y) - cs_betaln(0.5 * x, 0.5 * y)) if q > 0.0 else "
           "(0.0 if q < 0.0 or x > 2.0 else (1.0 if x == 2.0 else math.inf))")
+# tklmbda's dQ/dF = F^(l-1) + (1-F)^(l-1) and dQ/dl at fixed F (y = l, z = F)
+_TK_DQ = "math.exp((y - 1.0) * npy_log(z)) + math.exp((y - 1.0) * npy_log1p(-z))"
+_TK_DL = ("npy_log(z) * npy_log(z) * exprel_dx(y * npy_log(z)) - npy_log1p(-z) * "
+          "npy_log1p(-z) * exprel_dx(y * npy_log1p(-z))")
 _DF = np.array([1.5, 4.0, 30.0])  # degrees of freedom of the specs
 _AB = np.array([0.5, 2.0, 5.0])
 
@@ -201,6 +207,15 @@ MORE_SPECIAL_OPS = [
       ("0.0", "0.0", "math.exp(cs_log_wright_bessel(x, x + y, q) - z)"),
       "z = log Phi(a, b, x); xbar += zbar exp(log Phi(a, a + b, x) - z)", ("a", "b", "x"),
       ("a", "b"), lambda x: _scipy("log_wright_bessel")(_AB, 1.5, x), 0.2, 4.0),
+    # Tukey's lambda CDF F(x; l): x = (F^l - (1-F)^l)/l = a exprel(l a) - b exprel(l b),
+    # a = log F, b = log(1-F); dF/dx = 1/(F^(l-1) + (1-F)^(l-1)), dF/dl = -dx/dl dF/dx
+    B("tklmbda", "cs_tklmbda(x, y)",
+      (f"0.0 if z <= 0.0 or z >= 1.0 else 1.0 / ({_TK_DQ})",
+       f"0.0 if z <= 0.0 or z >= 1.0 else -({_TK_DL}) / ({_TK_DQ})"),
+      "z = F(x; l), x = (F^l - (1-F)^l)/l; xbar += zbar / (F^(l-1) + (1-F)^(l-1)); "
+      "lbar += -zbar (a^2 exprel'(l a) - b^2 exprel'(l b)) / (F^(l-1) + (1-F)^(l-1)), "
+      "a = log F, b = log(1-F)", ("x", "lmbda"), lo=-2.0, hi=2.0,
+      fn=lambda x, lmbda: _scipy("tklmbda")(0.8 * x, 0.25 * lmbda)),
 ]
 
 
@@ -218,6 +233,17 @@ PRIVATE_SPECIAL_OPS = [
                 shapes=(((4,), (4,), (4,)), ((2, 3), (), ()), ((), (3,), ())),
                 fn=lambda x, a, b: _private("_beta_pdf")(x, 1.0 + 3.0 * a, 0.5 + 2.0 * b),
                 args=("x", "a", "b")),
+    # the noncentral chi-square density and survival function (ncx2's _pdf, _sf): as chndtr,
+    # d/dx f_k = (f_{k-2} - f_k)/2, d/dnc f_k = (f_{k+2} - f_k)/2 (scalar_special.ncx2_pdf)
+    T("ncx2_pdf", "cb_ncx2_pdf(x, y, q)",
+      ("0.5 * (ncx2_pdf(x, y - 2.0, q) - z)", "0.0", "0.5 * (ncx2_pdf(x, y + 2.0, q) - z)"),
+      "z = f(x; df, nc) (scipy.stats.ncx2's _pdf); xbar += zbar (f(x; df-2, nc) - z)/2; "
+      "ncbar += zbar (f(x; df+2, nc) - z)/2", ("x", "df", "nc"), ("df",),
+      lambda x, nc: _private("_ncx2_pdf")(x, 3.5, nc), 0.2, 4.0, shapes=_TWO, sp="_ufuncs."),
+    T("ncx2_sf", "cb_ncx2_sf(x, y, q)", ("-ncx2_pdf(x, y, q)", "0.0", "ncx2_pdf(x, y + 2.0, q)"),
+      "z = 1 - F(x; df, nc) (ncx2's _sf); xbar += -zbar f(x; df, nc); "
+      "ncbar += zbar f(x; df + 2, nc)", ("x", "df", "nc"), ("df",),
+      lambda x, nc: _private("_ncx2_sf")(x, 3.5, nc), 0.2, 4.0, shapes=_TWO, sp="_ufuncs."),
 ]
 
 
