@@ -283,6 +283,7 @@ class FastReplay:
             if fresh:
                 g = seeded.copy()
                 sw.reverse_sweep(*cols, val, g, 0, top)
+                regions.without_dead(t, sw.reverse_sweep, val, g, top - 1)
                 return bad, val[o], g[lo:hi]
             if whole:
                 adj.fill(0.0)
@@ -294,6 +295,7 @@ class FastReplay:
                 regions.reverse(t, val, adj, top - 1)
             else:
                 sw.reverse_sweep(*cols, val, adj, 0, top)
+                regions.without_dead(t, sw.reverse_sweep, val, adj, top - 1)
             if single:  # a copy: the buffer is the next replay's
                 return bad, val[o], adj[lo:hi].copy()
             return bad, val[o], np.concatenate([adj[a:b] for a, b in spans])

@@ -147,10 +147,8 @@ def _elementwise_reverse(op, const):
     targets = _operand_targets(op)
     if op.kind == UNARY:
         d = targets[0][0]
-        # a zero adjoint contributes exactly 0 (CppAD's azmul), as below: a record nothing
-        # reads (SciPy's bound inf * scale of an empty branch) has adjoint 0 and partial inf
-        return ["c = ci", "for j in range(n):", "    g = adj[o + j]", "    x = val[ia + j]",
-                "    z = val[o + j]", f"    adj[ia + j] += {_scaled('g', d)} if g != 0.0 else 0.0"]
+        return ["c = ci", "for j in range(n):", "    x = val[ia + j]", "    z = val[o + j]",
+                f"    adj[ia + j] += {_scaled('adj[o + j]', d)}"]
     # A zero adjoint contributes exactly 0, even where a partial is inf or nan (the untaken
     # side of a where): skipped in the strided loop; written as a select in the unit-stride
     # loop, so that it vectorizes. That loop needs every operand at unit stride (a size-1

@@ -178,10 +178,43 @@ def tangent(t, val, dot, lo=0, hi=None):
 
 
 def reverse(t, val, adj, last, lo=0):
-    """Accumulate adjoints (seeded by the caller) over records ``last`` down to ``lo``."""
+    """Accumulate adjoints (seeded by the caller at record ``last``) over records ``last``
+    down to ``lo``."""
     if calls(t):
         return Run(t).reverse(val, adj, lo, last + 1)
-    (t.sweeps or for_tape(t)).reverse_sweep(*t.columns, val, adj, lo, last + 1)
+    sweep = (t.sweeps or for_tape(t)).reverse_sweep
+    sweep(*t.columns, val, adj, lo, last + 1)
+    if lo == 0:
+        without_dead(t, sweep, val, adj, last)
+
+
+def without_dead(t, sweep, val, adj, last):
+    """If an input's adjoint came out nan, sweep again over the records that ``last``
+    reads (directly or not) only. A record nothing reads has adjoint 0, and its partial may
+    be inf (SciPy's ppf computes its support's bound ``inf * scale + loc`` for a branch no
+    element takes): 0 * inf made the input's adjoint nan where the compiled kernel, which
+    drops dead records, gives the derivative. Live records keep IEEE arithmetic (a nan
+    they make stays). Tapes with call records are left as they are."""
+    off = t.off
+    if calls(t) or not any(np.isnan(adj[off[i]:off[i + 1]]).any() for i in t.inputs):
+        return
+    from ..optable.registry import operand_lists
+    reads = operand_lists(t)
+    live = np.zeros(last + 1, dtype=bool)
+    stack = [last]
+    while stack:
+        i = stack.pop()
+        if not live[i]:
+            live[i] = True
+            stack.extend(j for j in reads[i] if 0 <= j <= last and not live[j])
+    if live.all():
+        return
+    seed = adj[off[last]:off[last + 1]].copy()  # (no record above last wrote it)
+    adj[:] = 0.0
+    adj[off[last]:off[last + 1]] = seed
+    edges = np.flatnonzero(np.diff(np.r_[0, live.view(np.int8), 0]))  # runs of live records
+    for a, b in zip(edges[::2][::-1], edges[1::2][::-1]):
+        sweep(*t.columns, val, adj, int(a), int(b))
 
 
 def adjoints(t, seed_record, seed=1.0):
