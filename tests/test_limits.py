@@ -37,7 +37,9 @@ SECOND_ORDER_NAN = {("exprel", 0, -np.inf), ("exprel", 0, -1e300), ("ndtri_exp",
                     ("dawsn", 0, -np.inf), ("dawsn", 0, np.inf), ("boxcox", 1, np.inf),
                     ("boxcox", 1, 1e300), ("boxcox1p", 1, -np.inf), ("boxcox1p", 1, -1e300),
                     ("owens_t", 0, -np.inf), ("owens_t", 0, np.inf), ("owens_t", 1, -np.inf),
-                    ("owens_t", 1, np.inf), ("chndtr", 0, np.inf), ("chndtr", 0, 1e300)}
+                    ("owens_t", 1, np.inf), ("chndtr", 0, np.inf), ("chndtr", 0, 1e300),
+                    ("tklmbda", 1, -np.inf), ("tklmbda", 1, -1e300), ("ncx2_pdf", 0, 1e300),
+                    ("ncx2_sf", 0, 1e300)}
 CASES = []
 for _op in OPS:
     if _op.kind in ("unary", "binary", "ternary") and _op.numpy and not _op.uses_c and \
