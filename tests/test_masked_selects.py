@@ -1,4 +1,4 @@
-"""Data-dependent masks recorded as selects (jittape/numpy/views.py: _masked_select):
+"""Data-dependent masks recorded as selects (jittape/numpy/selection.py: masked_select):
 ``x[x < 0] = 0`` replays at points where the mask differs; mask-dependent shapes keep the
 guard."""
 

@@ -1,6 +1,7 @@
 """``np.where(cond, x, y)`` on active values: one WHERE record (a select), its condition a
 recorded comparison or a constant; ``np.where(cond)`` of an active condition: NumPy's index
-arrays, guarded."""
+arrays, guarded; ``x[mask] = v`` as a select where the result's shape does not depend on the
+mask (:func:`masked_select`, for item assignment)."""
 
 import numpy as np
 
@@ -40,6 +41,29 @@ def where(cond, x=None, y=None):
     shape = z.shape
     cn, xn, yn = (as_node(t, q, shape) for q in (cond, x, y))
     return new_active(Active, t, K.WHERE, xn._i, yn._i, cn._i, 0.0, z if shape else float(z))
+
+
+def masked_select(x, mask, value):
+    """``x[mask] = value`` for an active comparison ``mask`` as ``np.where(mask, value, x)``
+    (JAX's ``where``, CppAD's ``CondExp``): a select on the recorded comparison, valid at any
+    replayed point. Only where NumPy's result does not depend on which elements are
+    selected: ``mask`` covers ``x``'s leading axes and ``value`` broadcasts to the rest
+    (a scalar, or one row); else None (the mask is guarded and the positions gathered)."""
+    ms, xs = np.shape(mask._v), np.shape(x._v)
+    vs = np.shape(value._v) if isinstance(value, Active) else np.shape(value)
+    rest = xs[len(ms):]
+    if xs[:len(ms)] != ms or len(vs) > len(rest) and not (
+            len(vs) == len(rest) + 1 and vs[0] == 1):
+        return None
+    try:
+        if np.broadcast_shapes(vs, rest) != rest:
+            return None
+    except ValueError:
+        return None
+    if not isinstance(value, Active):
+        value = np.asarray(value, dtype=np.float64)
+    cond = np.reshape(mask, ms + (1,) * len(rest)) if rest else mask
+    return where(cond, np.reshape(value, vs[1:]) if len(vs) > len(rest) else value, x)
 
 
 dispatch.FUNCTIONS[np.where] = where

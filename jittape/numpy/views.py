@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 
 from . import dispatch
-from .selection import where
+from .selection import masked_select
 from .active import (Active, Predicate, new_active, const, tape_of, broadcast_to, flat_index,
                      gather, reshape)
 from .._base.errors import NotDifferentiableError
@@ -275,7 +275,7 @@ def setitem(x, key, value):
     tape_of(x, value)
     writable(x)
     if isinstance(key, Predicate) and not isinstance(x, Predicate):
-        new = _masked_select(x, key, value)
+        new = masked_select(x, key, value)
         if new is not None:  # the result's shape does not depend on the mask: no guard
             return assign(x, new)
     key = concrete_key(key)
@@ -296,29 +296,6 @@ def setitem(x, key, value):
     if not np.any(idx >= n):
         return  # nothing selected: x is unchanged
     assign(x, take_flat(with_extra(x, value), idx))
-
-
-def _masked_select(x, mask, value):
-    """``x[mask] = value`` for an active comparison ``mask`` as ``np.where(mask, value, x)``
-    (JAX's ``where``, CppAD's ``CondExp``): a select on the recorded comparison, valid at any
-    replayed point. Only where NumPy's result does not depend on which elements are
-    selected: ``mask`` covers ``x``'s leading axes and ``value`` broadcasts to the rest
-    (a scalar, or one row); else None (the mask is guarded and the positions gathered)."""
-    ms, xs = np.shape(mask._v), np.shape(x._v)
-    vs = np.shape(value._v) if isinstance(value, Active) else np.shape(value)
-    rest = xs[len(ms):]
-    if xs[:len(ms)] != ms or len(vs) > len(rest) and not (
-            len(vs) == len(rest) + 1 and vs[0] == 1):
-        return None
-    try:
-        if np.broadcast_shapes(vs, rest) != rest:
-            return None
-    except ValueError:
-        return None
-    if not isinstance(value, Active):
-        value = np.asarray(value, dtype=np.float64)
-    cond = np.reshape(mask, ms + (1,) * len(rest)) if rest else mask
-    return where(cond, np.reshape(value, vs[1:]) if len(vs) > len(rest) else value, x)
 
 
 def _inplace(x, y, op):
