@@ -251,13 +251,13 @@ print(float(t.value(x)), *g)
 """
 
 
-def test_sweeps_calling_scipy_kernels_are_cached_on_disk(tmp_path):
-    """The kernels are linked by symbol name (not a ctypes address, which Numba refuses to
-    cache): a second process with the same cache directories compiles nothing."""
+def cold_then_warm(tmp_path, program):
+    """Two processes running ``program`` with the same fresh cache directories: the first
+    compiles and saves, the second compiles nothing; returns their CompletedProcesses."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "nc"),
                JITTAPE_CACHE_DIR=str(tmp_path / "jc"), NUMBA_DEBUG_CACHE="1")
     env.pop("JITTAPE_QUIET", None)
-    runs = [subprocess.run([sys.executable, "-W", "always", "-c", PROGRAM], env=env,
+    runs = [subprocess.run([sys.executable, "-W", "always", "-c", program], env=env,
                            capture_output=True, text=True, timeout=600) for _ in range(2)]
     for p in runs:
         assert p.returncode == 0, p.stderr
@@ -265,6 +265,13 @@ def test_sweeps_calling_scipy_kernels_are_cached_on_disk(tmp_path):
     cold, warm = runs
     assert "data saved" in cold.stdout + cold.stderr and "compiling" in cold.stderr
     assert "data saved" not in warm.stdout + warm.stderr and "compiling" not in warm.stderr
+    return cold, warm
+
+
+def test_sweeps_calling_scipy_kernels_are_cached_on_disk(tmp_path):
+    """The kernels are linked by symbol name (not a ctypes address, which Numba refuses to
+    cache): a second process with the same cache directories compiles nothing."""
+    cold, warm = cold_then_warm(tmp_path, PROGRAM)
     assert "data loaded" in warm.stdout + warm.stderr
     # the program's own output (Numba's cache lines come from the compile thread, any time)
     mine = lambda p: [ln for ln in p.stdout.splitlines() if not ln.startswith("[cache]")]  # noqa

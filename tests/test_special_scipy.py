@@ -490,19 +490,7 @@ def test_sweeps_calling_complex_kernels_are_cached_on_disk(tmp_path):
     """The complex kernels are called by symbol through a Numba intrinsic: a second process
     with the same cache directories compiles nothing (as for the float64 kernels,
     tests/test_special.py)."""
-    import os
-    import subprocess
-    import sys
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "nc"),
-               JITTAPE_CACHE_DIR=str(tmp_path / "jc"), NUMBA_DEBUG_CACHE="1")
-    env.pop("JITTAPE_QUIET", None)
-    runs = [subprocess.run([sys.executable, "-W", "always", "-c", PROGRAM], env=env,
-                           capture_output=True, text=True, timeout=600) for _ in range(2)]
-    for p in runs:
-        assert p.returncode == 0, p.stderr
-        assert "Cannot cache" not in p.stderr + p.stdout and "dynamic globals" not in p.stderr
-    cold, warm = runs
-    assert "data saved" in cold.stdout + cold.stderr and "compiling" in cold.stderr
-    assert "data saved" not in warm.stdout + warm.stderr and "compiling" not in warm.stderr
+    from test_special import cold_then_warm
+    cold, warm = cold_then_warm(tmp_path, PROGRAM)
     mine = lambda p: [ln for ln in p.stdout.splitlines() if not ln.startswith("[cache]")]  # noqa
     assert mine(cold) == mine(warm)

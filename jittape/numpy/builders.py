@@ -20,7 +20,7 @@ import numpy as np
 
 from .active import Active
 from .._base.errors import NotDifferentiableError
-from .object_arrays import as_operand, from_objects, to_active
+from .object_arrays import as_operand, from_objects, holds_active, to_active
 from .shaping import has_active
 
 try:  # NumPy >= 2
@@ -35,7 +35,7 @@ def _active_item(item):
     if isinstance(item, Active):
         return True
     if type(item) is np.ndarray:
-        return item.dtype == object and any(isinstance(e, Active) for e in item.flat)
+        return holds_active(item)
     return type(item) in (list, tuple) and as_operand(item) is not item
 
 
@@ -114,7 +114,7 @@ def _wrap_statistic(name, public):
     def statistic(a, *args, **kwargs):
         if type(a) is not np.ndarray:
             a = np.asanyarray(a)  # what NumPy's own code does first
-        if a.dtype == object and any(isinstance(e, Active) for e in a.flat):
+        if holds_active(a):
             return public(from_objects(a), *args, **kwargs)
         return original(a, *args, **kwargs)
     statistic.__wrapped_by_jittape__ = original
@@ -125,7 +125,7 @@ def _objects(a):
     """Whether ``a`` is an object array or a list or tuple holding actives (what reaches
     NumPy's gufuncs without dispatching to jittape); records nothing."""
     if type(a) is np.ndarray:
-        return a.dtype == object and any(isinstance(e, Active) for e in a.flat)
+        return holds_active(a)
     return isinstance(a, (list, tuple)) and has_active(a)
 
 

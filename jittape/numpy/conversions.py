@@ -24,7 +24,7 @@ import numpy as np
 
 from . import dispatch, stand_ins
 from .active import Active, Predicate
-from .object_arrays import from_objects
+from .object_arrays import from_objects, holds_active
 from .stand_ins import StandIn, internal
 
 _F64 = np.dtype(np.float64)
@@ -35,10 +35,6 @@ _ALWAYS = getattr(getattr(np, "_CopyMode", None), "ALWAYS", True)
 def _float_target(dtype):
     """Whether a conversion to ``dtype`` keeps an active value active (None or float64)."""
     return dtype is None or dtype is float or np.dtype(dtype) == _F64
-
-
-def _holds_active(a):
-    return any(isinstance(e, Active) for e in a.flat)
 
 
 def convert(a, dtype, copy):
@@ -60,9 +56,8 @@ def convert(a, dtype, copy):
             objects = np.array(a, dtype=object)
         except ValueError:  # ragged: NumPy's error
             return None
-        return from_objects(objects) if objects.dtype == object and _holds_active(
-            objects) else None
-    if t is np.ndarray and a.dtype == object and _float_target(dtype) and _holds_active(a):
+        return from_objects(objects) if holds_active(objects) else None
+    if _float_target(dtype) and holds_active(a):
         return from_objects(a)
     return None
 

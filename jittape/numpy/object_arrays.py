@@ -175,6 +175,12 @@ def from_objects(a):
     return gather(cat, idx.reshape(a.shape), value if value.ndim else float(value))
 
 
+def holds_active(a):
+    """Whether ``a`` is an object array holding an active value (records nothing)."""
+    return type(a) is np.ndarray and a.dtype == object and any(
+        isinstance(e, Active) for e in a.flat)
+
+
 def to_active(v):
     """Object arrays of actives as active arrays, also inside the lists, tuples and dicts
     of a call's arguments (``np.concatenate([objarr, x])``); anything else unchanged."""

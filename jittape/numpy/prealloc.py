@@ -32,7 +32,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from . import dispatch, float_warnings, stand_ins
 from .active import Active, const, gather
-from .object_arrays import as_operand
+from .object_arrays import as_operand, holds_active
 from .shaping import concrete_key, cyclic, filled, has_active
 from .stand_ins import StandIn, internal
 from .views import lay_out
@@ -85,7 +85,7 @@ def _active_fill(v):
     if t is float or t is int:
         return None
     if t is np.ndarray:
-        held = v.dtype == object and any(isinstance(e, Active) for e in v.flat)
+        held = holds_active(v)
     else:
         held = isinstance(v, Active) or t is Prealloc or t in (list, tuple) and has_active(v)
     v = as_operand(v) if held else None

@@ -235,14 +235,18 @@ def address(name, nargs, complex_=False):
                       f"(SciPy changed its exports?); jittape's rules for {name} need it")
 
 
-def bind(name, nargs):
-    """Register the kernel's address under the symbol ``jittape_cs_<name>``; return it."""
-    symbol = f"jittape_cs_{name}"
+def _bind(symbol, find, name, nargs):
+    """Register ``find(name, nargs)``, a kernel's address, under ``symbol`` (once)."""
     if symbol not in _bound:
         import llvmlite.binding as llvm
-        llvm.add_symbol(symbol, address(name, nargs))
+        llvm.add_symbol(symbol, find(name, nargs))
         _bound[symbol] = True
     return symbol
+
+
+def bind(name, nargs):
+    """Register the kernel's address under the symbol ``jittape_cs_<name>``; return it."""
+    return _bind(f"jittape_cs_{name}", address, name, nargs)
 
 
 def boost_address(name, nargs):
@@ -268,12 +272,7 @@ def boost_address(name, nargs):
 
 def bind_boost(name, nargs):
     """Register :func:`boost_address` under the symbol ``jittape_cb_<name>``; return it."""
-    symbol = f"jittape_cb_{name}"
-    if symbol not in _bound:
-        import llvmlite.binding as llvm
-        llvm.add_symbol(symbol, boost_address(name, nargs))
-        _bound[symbol] = True
-    return symbol
+    return _bind(f"jittape_cb_{name}", boost_address, name, nargs)
 
 
 #: Platforms whose C ABI passes a ``double complex`` as two doubles in registers and returns
@@ -291,12 +290,7 @@ def bind_complex(name):
             f"jittape's compiled rules call scipy.special.{name} of a complex argument "
             f"through the C ABI of 64-bit Linux and macOS; on {sys.platform} "
             f"{platform.machine()} they are not available")
-    symbol = f"jittape_cz_{name}"
-    if symbol not in _bound:
-        import llvmlite.binding as llvm
-        llvm.add_symbol(symbol, address(name, 1, complex_=True))
-        _bound[symbol] = True
-    return symbol
+    return _bind(f"jittape_cz_{name}", lambda n, k: address(n, k, complex_=True), name, 1)
 
 
 def complex_kernel(symbol):
