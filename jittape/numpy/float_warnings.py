@@ -37,17 +37,17 @@ _RELAY = _Relay()
 
 
 def enter():
-    """Relay this thread's warnings; returns what :func:`leave` restores (or None)."""
+    """Relay this thread's warnings; returns what :func:`leave` restores (or None). One
+    ``np.errstate`` (a third of the cost of ``seterr`` and ``seterrcall`` set and reset)."""
     state = np.geterr()
     if "warn" not in state.values():
         return None
-    saved = state, np.geterrcall()
-    np.seterr(**{k: "log" if v == "warn" else v for k, v in state.items()})
-    np.seterrcall(_RELAY)
-    return saved
+    relay = np.errstate(call=_RELAY, **{k: "log" if v == "warn" else v
+                                        for k, v in state.items()})
+    relay.__enter__()
+    return relay
 
 
-def leave(saved):
-    if saved is not None:
-        np.seterr(**saved[0])
-        np.seterrcall(saved[1])
+def leave(relay):
+    if relay is not None:
+        relay.__exit__(None, None, None)
