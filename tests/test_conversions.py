@@ -187,3 +187,23 @@ def test_an_integer_one_and_a_comparison_give_numpys_integers():
         cond = np.int64(1) & (x > 0.5)
         return np.sum(cond * x)
     np.testing.assert_allclose(jittape.grad(f)(X), (X > 0.5).astype(float))
+
+
+def test_tolist_gives_active_scalars_and_a_comparison_its_bools():
+    def f(x):
+        rows = [1.0] + x[1:].tolist()          # statsmodels' formatted += s[:m].tolist()
+        return np.sum(np.array(rows) ** 2) + np.array(x.reshape(2, 2).tolist())[1, 0]
+    g = jittape.grad(f)(X)
+    assert g == pytest.approx(np.array([0, 2 * X[1], 2 * X[2] + 1, 2 * X[3]]), rel=1e-12)
+    seen = []
+    jittape.grad(lambda x: seen.append((x > 0).tolist()) or np.sum(x))(X)
+    assert seen == [(X > 0).tolist()]
+
+
+def test_rows_of_strings_and_actives_stay_numpys_object_array():
+    # pandas' DataFrame([[name, value, flag], ...]) and its object blocks (Holt-Winters)
+    def f(x):
+        table = np.array([["a", x[0], True], ["b", x[1], False]])
+        assert table.dtype == object and np.asarray(table) is table
+        return table[0, 1] * table[1, 1]
+    assert jittape.grad(f)(X[:2]) == pytest.approx([X[1], X[0]], rel=1e-12)

@@ -118,7 +118,9 @@ class Active(NdarrayMethods):
         self._lost(".item()")
 
     def tolist(self):
-        self._lost(".tolist()")
+        """NumPy's nested lists, of active scalars where NumPy gives Python floats (so
+        ``formatted += s[:m].tolist()`` keeps recording; one record per element read)."""
+        return self if np.ndim(self._v) == 0 else [e.tolist() for e in self]
 
     def __array__(self, dtype=None, copy=None):
         """What NumPy gets when it converts an active value (``np.array([x, y])``,
@@ -244,6 +246,9 @@ class Predicate(Active):
     def __array__(self, dtype=None, copy=None):
         guard(self)  # used as a plain mask: the control flow depends on every element
         return np.asarray(self._v, dtype=dtype)
+
+    def tolist(self):
+        return self.__array__().tolist()  # its bools, guarded
 
     def __float__(self):
         """A comparison has no derivative to lose: its 0/1 value, guarded (a replay whose

@@ -23,9 +23,9 @@ filling :mod:`jittape.numpy.dispatch` when imported: :mod:`jittape.numpy.ufuncs`
 import numpy as np
 
 from . import (array_writes, builders, conversions, decompositions, dispatch,  # noqa: F401
-               index_queries, linalg, memory_order, numerics, object_arrays, prealloc,
-               products, reductions, sequences, shape_functions, standard, statistics,
-               ufuncs, views)
+               index_queries, library_rules, linalg, memory_order, numerics, object_arrays,
+               prealloc, products, reductions, sequences, shape_functions, standard,
+               statistics, ufuncs, views)
 from . import array_api  # noqa: F401  (the namespace x.__array_namespace__() gives)
 from . import complex_functions, complex_special, eig, fft  # noqa: F401  (complex values)
 from . import operators  # noqa: F401  (Python's operators and x[i] on active values)

@@ -19,6 +19,7 @@ raises :class:`~jittape._base.errors.ActiveConversionError`.
 """
 
 import sys
+from numbers import Number
 
 import numpy as np
 
@@ -56,10 +57,20 @@ def convert(a, dtype, copy):
             objects = np.array(a, dtype=object)
         except ValueError:  # ragged: NumPy's error
             return None
-        return from_objects(objects) if holds_active(objects) else None
-    if _float_target(dtype) and holds_active(a):
-        return from_objects(a)
+        if not holds_active(objects):
+            return None
+        if not _numeric(objects):  # rows such as ["alpha", x[0], True]: NumPy's object array
+            return objects if dtype is None else None
+        return from_objects(objects)
+    if dtype is not None and _float_target(dtype) and holds_active(a) and _numeric(a):
+        return from_objects(a)  # no dtype: NumPy's object array is itself (pandas' blocks)
     return None
+
+
+def _numeric(objects):
+    """Whether every element of the object array is a number or an active value (what
+    one float64 array can hold); strings and other objects keep NumPy's object array."""
+    return all(isinstance(e, (Number, Active)) for e in objects.flat)
 
 
 class Conversion(StandIn):

@@ -27,6 +27,7 @@ _BY_ID = {}  # id(function) -> (function, its stand-in) (the functions stay aliv
 _STALE = [False]  # a substitution was registered after modules were scanned
 _SEEN = set()  # modules already scanned
 _BOUND = []  # (module dict, {name: stand-in}, {name: NumPy's function}) of scanned modules
+_ON_MODULE = {}  # module name -> installer(module), run when the module is first scanned
 _SKIP = ("numpy", "numba", "jittape", "llvmlite", "_pytest", "pytest", "hypothesis")
 
 
@@ -83,6 +84,12 @@ def substitute(original, replacement):
     _STALE[0] = bool(_SEEN)
 
 
+def on_module(name, installer):
+    """Run ``installer(module)`` when module ``name`` is first seen loaded at a recording's
+    start (it calls :func:`substitute`: rules for a library's own helpers)."""
+    _ON_MODULE[name] = installer
+
+
 def _scan():
     """Find the bindings of NumPy's functions in the modules loaded since the last scan."""
     if _STALE[0]:  # a new substitution: every module is scanned again
@@ -99,6 +106,8 @@ def _scan():
         if getattr(spec, "_initializing", False):
             continue  # still executing: scanned at a later recording, complete
         _SEEN.add(name)
+        if name in _ON_MODULE:
+            _ON_MODULE.pop(name)(module)  # a new substitution: scanned again below
         top = name.partition(".")[0]
         if top in stdlib or top.startswith(_SKIP):
             continue
@@ -110,6 +119,8 @@ def _scan():
         if found:
             _BOUND.append((space, {key: new for key, (_, new) in found.items()},
                            {key: old for key, (old, _) in found.items()}))
+    if _STALE[0]:
+        _scan()
 
 
 def enter():
