@@ -10,7 +10,7 @@ from .api.gradients import grad, primal, stop_gradient, value_and_grad
 from .custom.checkpoint import checkpoint, checkpoint_loop
 from .custom.custom_rules import custom_jvp, custom_vjp
 from ._base.errors import (ActiveConversionError, GuardFailure, JittapeError, NonScalarOutputError,
-                           NotDifferentiableError, TapeFormatError)
+                           NotDifferentiableError, TapeFormatError, TieWarning)
 from .optimize.minimize import least_squares, minimize
 from .api.tape import Tape, load, record
 from .api.per_sample import batch_grad, batch_value_and_grad
@@ -49,4 +49,4 @@ __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "sparse_jacobian"
            "custom_jvp",
            "checkpoint", "checkpoint_loop", "batch_grad", "batch_value_and_grad",
            "ActiveConversionError", "GuardFailure", "JittapeError", "NonScalarOutputError",
-           "NotDifferentiableError", "TapeFormatError"]
+           "NotDifferentiableError", "TapeFormatError", "TieWarning"]

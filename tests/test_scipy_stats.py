@@ -103,3 +103,26 @@ def test_singular_multivariate_normal_off_its_support_is_minus_inf_like_scipy():
 def test_cdf_parameters_without_a_derivative_are_refused_by_name(call):
     with pytest.raises(jittape.NotDifferentiableError, match=r"scipy\.stats\.\w+\.cdf/sf"):
         jittape.grad(lambda x: np.sum(call(x)))(X + 1)
+
+
+@pytest.mark.parametrize("shapes", [(-1.1, 2.7), (0.1, 2.0), (-3.0, -0.5)],
+                         ids=["central", "right tail", "left tail"])
+def test_truncnorm_nnlf_through_scipys_complex_log_helpers(shapes):
+    # scipy.stats._continuous_distns._log_gauss_mass: logsumexp of complex logs, replaced
+    # by its real form while recording (jittape/scipy/stats_helpers.py)
+    data = st.truncnorm.rvs(*shapes, loc=0.1, scale=1.3, size=30, random_state=3)
+    theta = np.array(list(shapes) + [0.1, 1.3])
+    f = lambda th: st.truncnorm.nnlf(th, data)  # noqa: E731
+    value, g = jittape.value_and_grad(f)(theta)
+    assert value == pytest.approx(f(theta), rel=1e-12)
+    check_grads(f, theta)
+    moved = theta * np.array([1.02, 0.98, 1.0, 1.0])  # the case of each limit may change
+    assert jittape.record(f, theta).gradient(moved) == pytest.approx(
+        jittape.grad(f)(moved), rel=1e-9)
+
+
+def test_pearson3_writes_into_a_copy_of_a_broadcast_constant():
+    # ans, x, skew = np.broadcast_arrays(1.0, x, skew); ans = ans.copy(); ans[m] = ...
+    data = st.pearson3.rvs(0.5, size=30, random_state=4)
+    f = lambda th: st.pearson3.nnlf(th, data)  # noqa: E731
+    check_grads(f, np.array([0.5, 0.1, 1.2]))

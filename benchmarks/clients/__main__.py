@@ -131,7 +131,7 @@ def main(argv=None):
         s = info.get("summary")
         log(f"{lib}: " + (f"skipped ({info['skipped']})" if s is None else
                           f"{s['pass']}/{s['judged']} pass, {s['error']} errors, "
-                          f"{s['wrong']} silent wrong, {s['unreliable']} unreliable"))
+                          f"{s['silent']} silent wrong, {s['warned']} wrong and warned, {s['unreliable']} unreliable"))
     log(f"{elapsed:.0f} s; results in {out}")
     return 0
 

@@ -9,7 +9,8 @@ second point for replay, the library's analytic derivative if it has one) built 
 * ``status``: ``pass``; ``error`` (jittape raised: ``cause`` holds the exception type, the first
   line of its message normalised, the library frame it came through and jittape's frame);
   ``wrong`` (silent wrong: a finite value or derivative that disagrees, or nan/inf where the
-  reference is finite; ``wrong`` says which); ``unreliable`` (no trustworthy reference: the
+  reference is finite; ``wrong`` says which, and ``warned`` names the warning jittape gave,
+  a TieWarning, when it did: then the result is wrong but not silent); ``unreliable`` (no trustworthy reference: the
   central differences at two step sizes disagree or are not finite, and there is no analytic
   derivative; not counted in pass rates); ``setup`` (the library itself failed on the case:
   not jittape's, not counted); ``timeout`` and ``crash`` (from the runner).
@@ -24,6 +25,7 @@ The library frame of an error is the innermost traceback frame in a client libra
 import re
 import time
 import traceback
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -295,6 +297,16 @@ def _derivative(p, x):
     return float(p.f(x)), jittape.hessian(p.f)(x)
 
 
+def _tie_warned(run):
+    """``run()`` and whether jittape warned of an exact tie in a comparison (TieWarning:
+    the derivative may be a one-point branch's; a wrong result then is not silent)."""
+    import jittape
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", jittape.TieWarning)
+        out = run()
+    return out, any(issubclass(w.category, jittape.TieWarning) for w in caught)
+
+
 def check(p, timing=True, target=0.004, rounds=5):
     """Run one :class:`Problem`; returns the row fields (see the module docstring)."""
     import jittape
@@ -308,7 +320,7 @@ def check(p, timing=True, target=0.004, rounds=5):
         return dict(row, status="setup", cause=cause(exc))
     row["n"] = int(x.size)
     try:
-        val, got = _derivative(p, x)
+        (val, got), warned = _tie_warned(lambda: _derivative(p, x))
     except Exception as exc:
         return dict(row, status="error", cause=cause(exc))
     v = verdict(p, x, f0, got)
@@ -325,6 +337,8 @@ def check(p, timing=True, target=0.004, rounds=5):
         row.update(status="wrong", wrong=v["wrong"])
     if row["status"] == "wrong" and not np.all(np.isfinite(np.asarray(got, float))):
         row["wrong"] = "nan"
+    if row["status"] == "wrong" and warned:
+        row["warned"] = "TieWarning"
     row["replay"] = _replay(p, x) if p.x2 is not None else None
     if timing and row["status"] == "pass":
         try:
@@ -344,7 +358,7 @@ def _replay(p, x):
     x2 = np.asarray(p.x2, dtype=float)
     out = {}
     try:
-        tape = jittape.record(p.f, x)
+        tape, warned = _tie_warned(lambda: jittape.record(p.f, x))
         out["records"] = int(tape.n_records)
         got = tape.gradient(x2) if p.order == 1 else tape.hessian(x2)
     except Exception as exc:
@@ -358,6 +372,8 @@ def _replay(p, x):
     out["status"] = "unreliable" if v["ok"] is None else "pass" if v["ok"] else "wrong"
     if out["status"] == "wrong":
         out["wrong"] = v["wrong"]
+        if warned:
+            out["warned"] = "TieWarning"
     return out
 
 

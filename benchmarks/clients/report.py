@@ -18,7 +18,9 @@ def summary(rows):
     judged = sum(c[s] for s in JUDGED)
     replays = [r["replay"] for r in rows if r.get("replay")]
     rc = Counter(r["status"] for r in replays)
+    warned = sum(1 for r in rows if r["status"] == "wrong" and r.get("warned"))
     return dict(rows=len(rows), judged=judged, **{s: c[s] for s in SYMBOL},
+                silent=c["wrong"] - warned, warned=warned,
                 pass_rate=c["pass"] / judged if judged else None,
                 replay_pass=rc["pass"], replay_judged=sum(rc[s] for s in ("pass", "error",
                                                                           "wrong")),
@@ -56,6 +58,7 @@ def silent_wrong(rows):
         for where, src in (("eager", r), ("replay", r.get("replay"))):
             if src and src.get("status") == "wrong":
                 out.append(dict(name=r["name"], where=where, kind=src.get("wrong"),
+                                warned=src.get("warned", ""),
                                 reference=src.get("reference", ""), err=src.get("err"),
                                 value=src.get("value"), library_value=src.get("library_value"),
                                 note=r.get("note", "") if where == "eager" else ""))
@@ -86,10 +89,12 @@ def markdown(result):
             "case). Reference: the library's analytic derivative, or central differences of "
             "the library's own function at two step sizes (a case whose two disagree is "
             "*reference unreliable* and is left out of the rates, as are cases where the "
-            "library itself fails, *setup*). Pass rate = pass / (pass + error + silent wrong "
-            "+ timeout + crash).", ""]
+            "library itself fails, *setup*). Pass rate = pass / (pass + error + wrong "
+            "+ timeout + crash). *Wrong, warned*: a wrong derivative for which jittape issued "
+            "a `TieWarning` (an exact tie in an equality comparison: a branch defined at one "
+            "point); *silent wrong*: every other wrong one.", ""]
     out += ["## Pass rates", ""]
-    head = ["library", "cases", "pass", "error", "silent wrong", "timeout/crash",
+    head = ["library", "cases", "pass", "error", "silent wrong", "wrong, warned", "timeout/crash",
             "ref. unreliable", "setup", "pass rate", "dev half", "held-out half",
             "replay pass"]
     body, everything = [], []
@@ -98,21 +103,21 @@ def markdown(result):
             continue
         info = libs[lib]
         if info.get("skipped"):
-            body.append([lib] + ["—"] * 7 + [f"skipped: {info['skipped']}"] + ["—"] * 3)
+            body.append([lib] + ["—"] * 8 + [f"skipped: {info['skipped']}"] + ["—"] * 3)
             continue
         lr = [r for r in rows if r["library"] == lib]
         everything += lr
         s = summary(lr)
         dev = summary([r for r in lr if r["split"] == "dev"])
         held = summary([r for r in lr if r["split"] == "held-out"])
-        body.append([lib, s["rows"], s["pass"], s["error"], s["wrong"],
+        body.append([lib, s["rows"], s["pass"], s["error"], s["silent"], s["warned"],
                      s["timeout"] + s["crash"], s["unreliable"], s["setup"], _pct(s),
                      _pct(dev), _pct(held), f"{s['replay_pass']}/{s['replay_judged']}"])
     if len(body) > 1:
         s = summary(everything)
         dev = summary([r for r in everything if r["split"] == "dev"])
         held = summary([r for r in everything if r["split"] == "held-out"])
-        body.append(["**total**", s["rows"], s["pass"], s["error"], s["wrong"],
+        body.append(["**total**", s["rows"], s["pass"], s["error"], s["silent"], s["warned"],
                      s["timeout"] + s["crash"], s["unreliable"], s["setup"], _pct(s),
                      _pct(dev), _pct(held), f"{s['replay_pass']}/{s['replay_judged']}"])
     out += [table(head, body), ""]
@@ -121,14 +126,15 @@ def markdown(result):
             "replays of cases that recorded, with a reliable reference at x2.", ""]
 
     sw = silent_wrong(rows)
-    out += ["## Silent wrong", "",
+    out += ["## Wrong results", "",
             "A finite value or derivative that disagrees with the reference, or nan/inf where "
             "the reference is finite. `err` is the largest |jittape - reference| / tolerance "
-            "(above 1 fails).", ""]
-    out += [table(["case", "where", "kind", "reference", "err", "note"],
-                  [[f"`{w['name']}`", w["where"], w["kind"], w["reference"],
+            "(above 1 fails); `warned` names the warning jittape issued (none: silent).", ""]
+    out += [table(["case", "where", "kind", "warned", "reference", "err", "note"],
+                  [[f"`{w['name']}`", w["where"], w["kind"], w["warned"] or "— (silent)",
+                    w["reference"],
                     "inf" if w["err"] in (None, float("inf")) else f"{w['err']:.3g}",
-                    (w["note"] or "")[:120]] for w in sw], ["---"] * 6)
+                    (w["note"] or "")[:120]] for w in sw], ["---"] * 7)
             if sw else "None.", ""]
 
     cs = result["causes"]

@@ -44,6 +44,12 @@ class GuardFailure(JittapeError):
         self.record = record
 
 
+class TieWarning(UserWarning):
+    """An active value equalled what it was compared with (``k == 0`` true), so the code
+    may have taken a branch defined at that one point, whose derivative need not be the
+    function's (:mod:`jittape.numpy.ties`)."""
+
+
 class TapeFormatError(JittapeError, ValueError):
     """A file given to :func:`jittape.load` is not a valid jittape tape."""
 

@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from . import dispatch
+from . import dispatch, ties
 from .._base.errors import (ActiveConversionError, MixedRecordings, NotDifferentiableError,
                             check_ufunc_call)
 from .ndarray_methods import NdarrayMethods
@@ -177,10 +177,10 @@ class Active(NdarrayMethods):
         return compare(K.GE, self, y)
 
     def __eq__(self, y):
-        return compare(K.EQ, self, y)
+        return _tie_checked(compare(K.EQ, self, y), True)
 
     def __ne__(self, y):
-        return compare(K.NE, self, y)
+        return _tie_checked(compare(K.NE, self, y), False)
 
     # --- NumPy protocols ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -219,10 +219,14 @@ class Active(NdarrayMethods):
                 return dispatch.OPERATORS["complex_call"](func, args, kwargs)
             args = dispatch.OPERATORS["from_objects"](args)
             kwargs = dispatch.OPERATORS["from_objects"](kwargs)
-        return handler(*args, **kwargs)
+        r = handler(*args, **kwargs)
+        if type(r) in _SEQUENCES:  # NumPy's arrays made here may be written into later
+            return dispatch.OPERATORS["fresh"](r, args, sys._getframe(1))
+        return r
 
 
 _PROXIES = dispatch.PROXIES
+_SEQUENCES = (np.ndarray, tuple, list)
 
 
 class Predicate(Active):
@@ -476,6 +480,12 @@ def binary(opc, x, y):
     shape = np.shape(z)
     xn, yn = as_node(t, x, shape), as_node(t, y, shape)
     return new_active(Active, t, opc, xn._i, yn._i, 0, 0.0, z)
+
+
+def _tie_checked(p, equal):
+    """A user's or library's ``==``/``!=``: warned on an exact tie (:mod:`.ties`)."""
+    ties.check(equal, p._v)
+    return p
 
 
 def compare(opc, x, y):

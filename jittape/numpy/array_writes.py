@@ -88,7 +88,7 @@ def _write(fname, a, new):
 def _write_flat(fname, a, pos, vals):
     """``a.flat[pos] = vals`` (``vals`` of ``pos``'s shape), ``a`` active or a Prealloc."""
     if type(a) is Prealloc:
-        a[np.unravel_index(pos, a.shape)] = vals
+        a[np.unravel_index(pos, a.shape) if a.ndim else ()] = vals
     elif np.ndim(a._v) == 0:
         setitem(_target(fname, a), (), vals)
     else:

@@ -23,14 +23,19 @@ class _Relay:
     """The ``np.seterrcall`` object of ``"log"`` mode: NumPy calls ``write(message)``."""
 
     def write(self, message):
-        level = 2  # warnings.warn's stacklevel: 1 is this method, 2 its caller
-        frame = sys._getframe(1)
-        while frame is not None and frame.f_globals.get("__name__", "").startswith(_INSIDE):
-            frame = frame.f_back
-            level += 1
         text = message.strip()
-        warnings.warn(text[len("Warning: "):] if text.startswith("Warning: ") else text,
-                      RuntimeWarning, stacklevel=level if frame is not None else 2)
+        warn_outside(text[len("Warning: "):] if text.startswith("Warning: ") else text,
+                     RuntimeWarning)
+
+
+def warn_outside(text, category):
+    """``warnings.warn(text, category)`` at the first frame outside jittape and NumPy."""
+    level = 3  # warnings.warn's stacklevel: 1 is this function, 2 its caller
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_INSIDE):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(text, category, stacklevel=level if frame is not None else 2)
 
 
 _RELAY = _Relay()

@@ -95,7 +95,7 @@ def _active_fill(v):
 def _made(a, frame):
     """What a creation function gives recorded code (``frame`` its caller's): NumPy's
     float64 array ``a`` as a :class:`Prealloc`, or ``a`` itself."""
-    if _THREAD.depth and type(a) is np.ndarray and a.dtype == _F64 and a.ndim and \
+    if _THREAD.depth and type(a) is np.ndarray and a.dtype == _F64 and \
             not internal(frame):
         return a.view(Prealloc)
     return a
@@ -214,6 +214,29 @@ def _resolved(v):
     if t is dict:
         return {k: _resolved(e) for k, e in v.items()}
     return v
+
+
+def fresh(r, args, frame):
+    """A handler's result on this thread's recording with plain float64 arrays that NumPy
+    made (``np.broadcast_arrays(1.0, x, skew)``'s first, ``ans = ans.copy()`` next): those
+    arrays as :class:`Prealloc`, so active values written into them later record. Views of
+    the caller's own arrays (their base chain ends at an argument) stay NumPy's."""
+    if not _THREAD.depth or internal(frame):
+        return r
+    if type(r) is np.ndarray:
+        return r.view(Prealloc) if _made_here(r, args) else r
+    if any(type(q) is np.ndarray for q in r):
+        return type(r)(q.view(Prealloc) if type(q) is np.ndarray and _made_here(q, args)
+                       else q for q in r)
+    return r
+
+
+def _made_here(a, args):
+    if a.dtype != _F64:
+        return False
+    while a.base is not None:
+        a = a.base
+    return type(a) is np.ndarray and not any(a is b for b in args)
 
 
 def _wrap(r):
@@ -474,3 +497,4 @@ WRITES = {np.put: _put,
 _AS_PLAIN = {np.array_repr, np.array_str, np.array2string}  # print as NumPy's arrays
 dispatch.PROXIES[Prealloc] = resolve
 dispatch.OPERATORS["ufunc_out"] = _ufunc_out
+dispatch.OPERATORS["fresh"] = fresh

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import complex_special, dispatch
 from .active import (Active, Predicate, as_node, check_const, logical, new_active, tape_of, binary,
-                     compare, guard, unary)
+                     compare, guard, unary, _tie_checked)
 from .selection import where
 from .._base.errors import NotDifferentiableError
 from .._base.imports import loaded
@@ -30,6 +30,8 @@ def _handler(opc):
     op = OPS[opc]
     if op.kind == UNARY:
         h = _unary_handler(opc)
+    elif op.kind == COMPARE and opc in (K.EQ, K.NE):  # np.equal in user or library code
+        h = lambda x, y: _tie_checked(compare(opc, x, y), opc == K.EQ)  # noqa: E731
     elif op.kind == COMPARE:
         h = lambda x, y: compare(opc, x, y)  # noqa: E731
     elif op.kind == TERNARY:

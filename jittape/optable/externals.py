@@ -59,7 +59,7 @@ EXTERNALS = {f"cs_{name}": (name, nargs) for name, nargs in (
     ("stdtr", 2), ("stdtrit", 2), ("chdtr", 2), ("chdtrc", 2), ("chdtri", 2), ("pdtr", 2),
     ("pdtrc", 2), ("gammaincinv", 2), ("gammainccinv", 2), ("fdtr", 3), ("fdtrc", 3),
     ("betaincinv", 3), ("betainccinv", 3), ("chndtr", 3), ("log_wright_bessel", 3),
-    ("wright_bessel", 3), ("tklmbda", 2))}
+    ("wright_bessel", 3), ("tklmbda", 2), ("poch", 2))}
 #: helper name -> cython_special name of a complex kernel ``complex f(complex)``, called as
 #: ``cz_<name>(re, im)`` (the argument's parts); the result is a complex number.
 COMPLEX = {f"cz_{name}": name for name in ("wofz", "loggamma", "psi")}

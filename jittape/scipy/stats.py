@@ -291,6 +291,8 @@ def install():
     stats = loaded("scipy.stats")
     if stats is None:
         return
+    from . import stats_helpers
+    stats_helpers.install()
     for name, forms in _FORMS.items():
         cls = type(getattr(stats, name))
         methods = dict(forms)

@@ -90,28 +90,42 @@ class Recorder:
         return p
 
     def freeze(self):
-        """The records as a :class:`TapeArrays` (NumPy arrays, sweep-ready)."""
-        e = np.frombuffer(self.entries, dtype=ENTRY_DTYPE) if self.entries else \
-            np.zeros(0, ENTRY_DTYPE)
-        cols = [e[name].copy() for name in ("op", "a", "b", "k", "c")]  # contiguous copies
-        off = np.arange(e.shape[0] + 1, dtype=np.int64)  # every record of size 1...
+        """The records as a :class:`TapeArrays` (NumPy arrays, sweep-ready).
+
+        A few whole-buffer copies, whatever the tape's length: an eager gradient freezes
+        every tape it records, most of them short."""
+        n = len(self.entries) >> 5
+        if n == 0:
+            ints, c, v = np.zeros((4, 0), np.int32), np.zeros(0), np.zeros(0)
+        else:
+            ints = np.frombuffer(self.entries, np.int32).reshape(n, 8)[:, :4].T.copy()
+            e64 = np.frombuffer(self.entries, np.float64).reshape(n, 4)
+            c, v = e64[:, 2].copy(), e64[:, 3].copy()
+            del e64  # releases the export of the bytearray
         if not self.arrays:
-            val = e["v"].copy()
-        else:  # ... except the array records
-            sizes = np.ones(e.shape[0], dtype=np.int64)
-            for i, b in self.arrays.items():
-                sizes[i] = len(b) >> 3
-            np.cumsum(sizes, out=off[1:])
-            val = np.empty(int(off[-1]))
-            scalar = sizes == 1
-            scalar[list(self.arrays)] = False
-            val[off[:-1][scalar]] = e["v"][scalar]
-            for i, b in self.arrays.items():
-                val[off[i]:off[i + 1]] = np.frombuffer(b, dtype=np.float64)
-        del e  # releases the export of the bytearray
+            off, val = np.arange(n + 1, dtype=np.int64), v
+        else:
+            off, val = self._values(n, v)
         pool = np.frombuffer(self.pool, dtype=np.int64) if len(self.pool) else \
             np.zeros(0, np.int64)
-        return TapeArrays(*cols, off, pool, val, dict(self.shapes), list(self.inputs))
+        return TapeArrays(ints[0], ints[1], ints[2], ints[3], c, off, pool, val,
+                          dict(self.shapes), list(self.inputs))
+
+    def _values(self, n, v):
+        """Offsets and the value buffer: the scalar values between array records, each
+        array record's bytes, joined once."""
+        ids = sorted(self.arrays)
+        sizes = np.ones(n, dtype=np.int64)
+        sizes[ids] = [len(self.arrays[i]) >> 3 for i in ids]
+        off = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(sizes, out=off[1:])
+        scalars, pieces, prev = v.tobytes(), [], 0
+        for i in ids:
+            pieces.append(scalars[prev << 3:i << 3])
+            pieces.append(self.arrays[i])
+            prev = i + 1
+        pieces.append(scalars[prev << 3:])
+        return off, np.frombuffer(bytearray().join(pieces), dtype=np.float64)  # writable
 
 
 class TapeArrays:

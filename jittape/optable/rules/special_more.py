@@ -132,6 +132,11 @@ MORE_SPECIAL_OPS = [
     B("powm1", "cs_powm1(x, y)", ("pow_dx(x, y, z + 1.0)",
                                   "0.0 if z == -1.0 else (z + 1.0) * npy_log(x)"),
       "z = x^y - 1; xbar += zbar y x^(y-1); ybar += zbar (z + 1) log x", ("x", "y"), lo=0.2),
+    # Pochhammer's symbol (DLMF 5.2.5), as scipy.stats.t's logpdf calls it
+    B("poch", "cs_poch(x, y)", ("0.0 if z == 0.0 else z * (cs_psi(x + y) - cs_psi(x))",
+                                "0.0 if z == 0.0 else z * cs_psi(x + y)"),
+      "z = Gamma(x + m)/Gamma(x); xbar += zbar z (psi(x+m) - psi(x)); mbar += zbar z psi(x+m)",
+      ("z", "m"), lo=0.3, hi=3.0),
     # losses (SciPy's definitions)
     B("kl_div", "cs_kl_div(x, y)", ("npy_log(x / y)", "1.0 - x / y"),
       "z = x log(x/y) - x + y; xbar += zbar log(x/y); ybar += zbar (1 - x/y)", ("x", "y")),
