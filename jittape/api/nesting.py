@@ -202,7 +202,7 @@ def _close(t, code, r, parts, n, f, shape):
     c = t.n
     _, a, b, _, cv, v = ENTRY.unpack_from(t.entries, r << 5)
     ENTRY.pack_into(t.entries, r << 5, K.CUSTOM_BEGIN, a, b, c, cv, v)  # k: the owner
-    k = t.push_pool(callpool.encode(parts, r, n, _name(f)))
+    k = t.push_call(callpool.encode(parts, r, n, _name(f)))
     new_active(Active, t, code, parts[0]._i, r, k, 0.0, np.zeros(shape) if shape else 0.0)
     frozen = t.freeze()
     bad = OPS[code].forward(regions.Run(frozen), c, frozen.val)

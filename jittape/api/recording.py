@@ -11,6 +11,7 @@ structure, its leaves and the key a replay depends on.
 
 import inspect
 import numbers
+import sys
 
 import numpy as np
 
@@ -198,6 +199,17 @@ def pack_grads(treedefs, single, grads):
     return out[0] if single else out
 
 
+_MODULES = [0]  # len(sys.modules) when the SciPy wrappers were last installed
+
+
+def _install_scipy():
+    _scipy_special.install()  # SciPy's non-ufunc functions
+    _scipy_stats.install()
+    _scipy_composed.install()
+    _scipy_linalg.install()
+    _MODULES[0] = len(sys.modules)
+
+
 def record_call(f, args, kwargs, argnums, vector_output=False, first_order=False):
     """Run ``f`` on active inputs; return (recorder, output active or constant, single,
     nums, treedefs). With ``vector_output`` the output may be an array (for Jacobians);
@@ -208,10 +220,8 @@ def record_call(f, args, kwargs, argnums, vector_output=False, first_order=False
     float leaves becomes an input record, in depth-first order.
     """
     single, nums = normalize_argnums(argnums, len(args))
-    _scipy_special.install()  # SciPy imported after jittape: wrap its non-ufunc functions now
-    _scipy_stats.install()
-    _scipy_composed.install()
-    _scipy_linalg.install()
+    if len(sys.modules) != _MODULES[0]:  # SciPy imported after jittape: wrap it now
+        _install_scipy()
     rec = Recorder(first_order)
     args = list(args)
     structured = {}  # argnum -> treedef

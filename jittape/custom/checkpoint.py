@@ -116,7 +116,7 @@ def _record(t, step, n, x0, params, snapshots):
     _, a, b, _, cv, v = ENTRY.unpack_from(t.entries, r << 5)
     ENTRY.pack_into(t.entries, r << 5, K.CUSTOM_BEGIN, a, b, c, cv, v)  # k: the owner
     parts = [y, x0, *active, sx, *[sps[id(p)] for p in active], snaps]
-    k = t.push_pool(callpool.encode(parts, r, len(active) + 1, name, (n, s)))
+    k = t.push_call(callpool.encode(parts, r, len(active) + 1, name, (n, s)))
     x = y._v  # x_1; the other steps on plain values (the region replays them later)
     plain = [_value(p) for p in params]
     for _ in range(n - 1):
@@ -222,7 +222,7 @@ def _call(t, g, args, cache):
         ENTRY.pack_into(t.entries, r << 5, K.CUSTOM_BEGIN, a, b, c, cv, v)  # k: the owner
         cache[key] = (r, slots, y0)
     parts = [y0, *active, *slots]
-    k = t.push_pool(callpool.encode(parts, r, len(active), name))
+    k = t.push_call(callpool.encode(parts, r, len(active), name))
     return new_active(Active, t, K.CHECKPOINT, y0._i, r, k, 0.0, _copy(value))
 
 

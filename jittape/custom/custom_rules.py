@@ -201,7 +201,7 @@ class _Custom:
         _, a, b, _, cv, v = ENTRY.unpack_from(t.entries, r << 5)
         ENTRY.pack_into(t.entries, r << 5, K.CUSTOM_BEGIN, a, b, c, cv, v)  # k: the owner
         parts = [y0, *xs, *slots, *results]
-        k = t.push_pool(callpool.encode(parts, r, len(xs), self._name))
+        k = t.push_call(callpool.encode(parts, r, len(xs), self._name))
         v = y0._v.copy() if isinstance(y0._v, np.ndarray) else float(y0._v)
         return new_active(Active, t, code, y0._i, r, k, 0.0, v)
 

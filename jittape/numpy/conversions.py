@@ -26,7 +26,7 @@ import numpy as np
 from . import dispatch, stand_ins
 from .active import Active, Predicate
 from .object_arrays import from_objects, holds_active
-from .stand_ins import StandIn, internal
+from .stand_ins import THREAD, StandIn, internal
 
 _F64 = np.dtype(np.float64)
 _CHKFINITE = np.asarray_chkfinite
@@ -86,6 +86,8 @@ class Conversion(StandIn):
         self.copies = copies
 
     def __call__(self, a, *args, **kwargs):
+        if not THREAD.depth:  # no recording on this thread: NumPy's, at one call's cost
+            return self._f(a, *args, **kwargs)
         t = type(a)
         if (isinstance(a, Active) or t in dispatch.PROXIES or t is list or t is tuple or
                 t is np.ndarray and a.dtype == object) and not internal(sys._getframe(1)):

@@ -43,13 +43,7 @@ _CREATORS = ("zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones
              "full_like")
 
 
-class _Thread(threading.local):
-    def __init__(self):
-        self.depth = 0  # recordings running on this thread
-        self.stack = []  # their recorders, innermost last
-
-
-_THREAD = _Thread()
+_THREAD = stand_ins.THREAD
 _LOCK = threading.Lock()
 _USERS = [0]  # recordings running on any thread
 #: Callables ``switch(on)`` called when the first recording starts (True) and when the last
@@ -63,6 +57,8 @@ class _Creation(StandIn):
     __slots__ = ()
 
     def __call__(self, *args, **kwargs):
+        if not _THREAD.depth:  # no recording on this thread: NumPy's own
+            return self._f(*args, **kwargs)
         return _made(self._f(*args, **kwargs), sys._getframe(1))
 
 
@@ -72,6 +68,8 @@ class _Filling(_Creation):
     __slots__ = ()
 
     def __call__(self, *args, **kwargs):
+        if not _THREAD.depth:
+            return self._f(*args, **kwargs)
         fill = _active_fill(args[1] if len(args) > 1 else kwargs.get("fill_value"))
         if fill is not None:
             return dispatch.OPERATORS["active_fill"](self._f, args, kwargs, fill)

@@ -41,8 +41,8 @@ def wrap(special, name, active_version):
     """Replace ``special.<name>`` by a wrapper calling ``active_version`` (same arguments)
     when an argument is active (as ``active_version.active_arguments(args, kwargs)`` tells,
     :func:`top_level` by default: a function taking a ``(matrix, flag)`` tuple looks inside
-    it). While a recording runs, it also replaces SciPy's function wherever a library bound
-    that (:func:`jittape.numpy.stand_ins.substitute`)."""
+    it). From the first recording on, it also replaces SciPy's function wherever a library
+    bound that (:func:`jittape.numpy.stand_ins.substitute`)."""
     from ..numpy.dispatch import SCIPY_WRAPPED
 
     original = getattr(special, name)
@@ -63,7 +63,7 @@ def wrap(special, name, active_version):
     wrapper.__module__, wrapper.__qualname__ = special.__name__, name
     SCIPY_WRAPPED[f"{original.__module__}.{original.__qualname__}"] = f"{special.__name__}.{name}"
     setattr(special, name, wrapper)
-    stand_ins.substitute(original, wrapper)  # where a library bound SciPy's, while recording
+    stand_ins.substitute(original, wrapper)  # where a library bound SciPy's, from a recording on
 
 
 def install():

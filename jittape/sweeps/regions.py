@@ -18,6 +18,8 @@ code depends on regions. A tape without call records runs its sweep in one call.
 
 from bisect import bisect_left
 
+import math
+
 import numpy as np
 
 from ..optable.table import OPS
@@ -50,12 +52,18 @@ class Calls(tuple):
 
 
 def calls(t):
-    """The :class:`Calls` of tape arrays ``t`` (cached on ``t``; empty for most tapes)."""
+    """The :class:`Calls` of tape arrays ``t`` (cached on ``t``; empty for most tapes:
+    ``()`` from a recorder that pushed no call record)."""
     c = t.calls
     if c is None:
         ids = np.flatnonzero(_is_call()[t.op]).tolist() if t.n_records else []
-        c = t.calls = Calls(sorted((int(t.b[i]), i) for i in ids))
+        c = t.calls = Calls(sorted((int(t.b[i]), i) for i in ids)) if ids else _NO_CALLS
+    elif c == ():
+        c = t.calls = _NO_CALLS
     return c
+
+
+_NO_CALLS = Calls([])
 
 
 class Run:
@@ -195,8 +203,13 @@ def without_dead(t, sweep, val, adj, last):
     element takes): 0 * inf made the input's adjoint nan where the compiled kernel, which
     drops dead records, gives the derivative. Live records keep IEEE arithmetic (a nan
     they make stays). Tapes with call records are left as they are."""
-    off = t.off
-    if calls(t) or not any(np.isnan(adj[off[i]:off[i + 1]]).any() for i in t.inputs):
+    off, ins = t.off, t.inputs
+    if calls(t) or not ins:
+        return
+    if ins[-1] - ins[0] == len(ins) - 1:  # the inputs' adjoints are one run: one reduction
+        if not math.isnan(np.add.reduce(adj[off[ins[0]]:off[ins[-1] + 1]])):
+            return
+    elif not any(np.isnan(adj[off[i]:off[i + 1]]).any() for i in ins):
         return
     from ..optable.registry import operand_lists
     reads = operand_lists(t)
@@ -220,7 +233,7 @@ def without_dead(t, sweep, val, adj, last):
 def adjoints(t, seed_record, seed=1.0):
     """A new adjoint buffer of tape arrays ``t``: the reverse sweep over its values, seeded
     with ``seed`` at record ``seed_record``."""
-    adj = np.zeros_like(t.val)
+    adj = np.zeros(t.val.shape[0])
     adj[t.off[seed_record]:t.off[seed_record + 1]] = seed
     reverse(t, t.val, adj, seed_record)
     return adj

@@ -49,7 +49,8 @@ ENTRY_DTYPE = np.dtype([("op", "<i4"), ("a", "<i4"), ("b", "<i4"), ("k", "<i4"),
 class Recorder:
     """An open tape being recorded (packed entries in a :class:`bytearray`)."""
 
-    __slots__ = ("entries", "arrays", "pool", "shapes", "inputs", "first_order", "depth")
+    __slots__ = ("entries", "arrays", "pool", "shapes", "inputs", "first_order", "depth",
+                 "has_calls")
 
     def __init__(self, first_order=False):
         self.entries = bytearray()  # ENTRY per record; an array record's value slot is 0
@@ -60,6 +61,7 @@ class Recorder:
         # only first-order sweeps will run over this tape (an eager gradient), and how many
         # nested derivatives are being recorded on it now (jittape.api.nesting)
         self.first_order, self.depth = first_order, 0
+        self.has_calls = False  # a call record was pushed (push_call)
 
     @property
     def n(self):
@@ -89,6 +91,12 @@ class Recorder:
         self.pool.frombytes(memoryview(np.ascontiguousarray(ints, dtype=np.int64)).cast("B"))
         return p
 
+    def push_call(self, ints):
+        """:meth:`push_pool` for a call record's pool entries (custom rules, nested
+        derivatives, checkpoints): the frozen tape then looks for call records."""
+        self.has_calls = True
+        return self.push_pool(ints)
+
     def freeze(self):
         """The records as a :class:`TapeArrays` (NumPy arrays, sweep-ready).
 
@@ -108,8 +116,11 @@ class Recorder:
             off, val = self._values(n, v)
         pool = np.frombuffer(self.pool, dtype=np.int64) if len(self.pool) else \
             np.zeros(0, np.int64)
-        return TapeArrays(ints[0], ints[1], ints[2], ints[3], c, off, pool, val,
-                          dict(self.shapes), list(self.inputs))
+        t = TapeArrays(ints[0], ints[1], ints[2], ints[3], c, off, pool, val,
+                       dict(self.shapes), list(self.inputs))
+        if not self.has_calls:
+            t.calls = ()  # none to look for (jittape.sweeps.regions.calls)
+        return t
 
     def _values(self, n, v):
         """Offsets and the value buffer: the scalar values between array records, each
