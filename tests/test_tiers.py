@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import Future
 
 import numpy as np
@@ -330,3 +331,21 @@ def test_blas_products_are_bit_identical_between_tiers(f, x0, monkeypatch):
         results.append((val, adj, dot))
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_compile_another_process_holds_has_one_waiter_however_often_it_is_asked(tmp_path):
+    # a fuzzer submitting the same short programs while another process compiled them
+    # once started a polling thread per submit (1,000 threads in two minutes)
+    path = tmp_path / "jittape_sweeps_0123456789abcdef0123.py"
+    job = {"path": str(path), "what": "reverse_sweep"}
+    disk_cache.busy_file(path, "reverse_sweep").write_text(str(os.getpid()))  # alive
+    before = threading.active_count()
+    futures = {id(tiers.submit(job)) for _ in range(1000)}
+    assert len(futures) == 1 and threading.active_count() <= before + 1
+    future = tiers.submit(job)
+    disk_cache.ok_file(path, "reverse_sweep").write_text("")  # the other process is done
+    assert future.result(timeout=5) is None
+    deadline = time.monotonic() + 5
+    while tiers._WATCHER[0] is not None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert tiers._WATCHER[0] is None  # nothing left to watch: the thread ended

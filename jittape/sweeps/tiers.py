@@ -118,23 +118,55 @@ def submit(job, finish=None, describe=None, low=False):
         except OSError:
             pass
     else:
-        future = Future()
-        threading.Thread(target=_watch, args=(future, path, what, job), daemon=True,
-                         name="jittape-compile-watch").start()
+        future = _watched(path, what, job)
     if finish is not None:
         _pending[future] = finish
     return future
 
 
-def _watch(future, path, what, job):
-    """Resolve ``future`` when another process's compile of ``what`` is on disk; submit the
-    job here if that process ended without it (polls: the thread holds no GIL meanwhile)."""
-    marker = disk_cache.ok_file(path, what)
-    while not marker.exists() and disk_cache.compiling_elsewhere(path, what) is not None:
+_WATCHED = {}  # (module path, what) -> (Future, job): compiles another process is running
+_WATCH_LOCK = threading.Lock()
+_WATCHER = [None]  # the one thread polling them
+
+
+def _watched(path, what, job):
+    """The Future of another process's compile of ``what``: one per job however often it
+    is asked for, all resolved by one polling thread (:func:`_watch`)."""
+    with _WATCH_LOCK:
+        key = (str(path), what)
+        if key not in _WATCHED:
+            _WATCHED[key] = (Future(), job)
+        if _WATCHER[0] is None or not _WATCHER[0].is_alive():
+            _WATCHER[0] = threading.Thread(target=_watch, daemon=True,
+                                           name="jittape-compile-watch")
+            _WATCHER[0].start()
+        return _WATCHED[key][0]
+
+
+def _watch():
+    """Resolve each watched Future when the other process's compile is on disk; submit the
+    job here if that process ended without it. Polls every 50 ms (no GIL held meanwhile)
+    until nothing is watched."""
+    while True:
+        with _WATCH_LOCK:
+            if not _WATCHED:
+                _WATCHER[0] = None
+                return
+            items = list(_WATCHED.items())
+        for key, (future, job) in items:
+            path, what = Path(key[0]), key[1]
+            if disk_cache.ok_file(path, what).exists():
+                future.set_result(None)
+            elif disk_cache.compiling_elsewhere(path, what) is None:
+                _chain(compile_process.submit(job), future)
+            else:
+                continue
+            with _WATCH_LOCK:
+                _WATCHED.pop(key, None)
         time.sleep(0.05)
-    if marker.exists():
-        return future.set_result(None)
-    done = compile_process.submit(job)
+
+
+def _chain(done, future):
     done.add_done_callback(lambda f: future.set_exception(f.exception()) if f.exception()
                            else future.set_result(f.result()))
 
