@@ -13,7 +13,10 @@ modules (``np_`` is NumPy for jittape, ``autograd.numpy`` for autograd):
 * ``vae``: a VAE's loss at fixed noise, encoder and decoder MLPs 20-32-4 / 4-32-20, batch 64;
 * ``gp``: a Gaussian process's negative log marginal likelihood, RBF kernel, n = 50
   (Cholesky and solve);
-* ``gmm``: ADBench's GMM objective, d = 2, K = 5, n = 1000 (``benchmarks/problems/gmm.py``).
+* ``gmm``: ADBench's GMM objective, d = 2, K = 5, n = 1000 (``benchmarks/problems/gmm.py``);
+* ``square``: ``sum(x * x)`` of three elements (the fixed cost of one eager call);
+* ``rosenbrock-10``, ``rosenbrock-10000``: the chained Rosenbrock function;
+* ``logistic``: logistic regression's negative log-likelihood, 10,000 x 100.
 
 Each figure is the median of 7 timed repeats of about 20 ms of calls after one warm-up call,
 all tools in one process, side by side; gradients are checked against jittape's to 1e-10.
@@ -85,6 +88,24 @@ def gp(np_, params):
     return 0.5 * np_.dot(y, np_.linalg.solve(K, y)) + np_.sum(np_.log(np_.diag(L)))
 
 
+X_LR = RNG.standard_normal((10_000, 100))
+Y_LR = (RNG.random(10_000) < 0.5).astype(float)
+
+
+def square(np_, params):
+    return np_.sum(params[0] * params[0])
+
+
+def rosenbrock(np_, params):
+    x = params[0]
+    return np_.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def logistic(np_, params):
+    z = np_.asarray(X_LR) @ params[0]
+    return np_.sum(np_.log(1.0 + np_.exp(z)) - np_.asarray(Y_LR) * z)
+
+
 def _weights(*shapes):
     return [0.1 * RNG.standard_normal(s) for s in shapes]
 
@@ -94,6 +115,10 @@ MODELS = {
     "rnn": (rnn, _weights((8, 32), (32, 32), 32, (32, 1))),
     "vae": (vae, _weights((20, 32), 32, (32, 4), (32, 4), (4, 32), 32, (32, 20))),
     "gp": (gp, [np.array([0.1, 0.2, -2.0])]),
+    "square": (square, [np.array([0.3, -1.2, 2.0])]),
+    "rosenbrock-10": (rosenbrock, [np.linspace(-1.0, 1.2, 10)]),
+    "rosenbrock-10000": (rosenbrock, [np.linspace(-1.0, 1.2, 10_000)]),
+    "logistic": (logistic, [0.01 * RNG.standard_normal(100)]),
 }
 
 

@@ -12,7 +12,17 @@ import time
 
 import pytest
 
+import jittape.sweeps.tiers
 import jittape.sweeps.warmup
+
+#: The files of the contributors' quick loop (``JITTAPE_TIER=interpreted pytest -m quick``,
+#: CONTRIBUTING.md): the generic checker and the front end's unit tests, which compile
+#: nothing in that mode (about a minute and a half from empty caches on 2 cores).
+QUICK_FILES = {"test_ops.py", "test_conversions.py", "test_prealloc.py",
+               "test_numpy_semantics.py", "test_special.py", "test_special_scipy.py",
+               "test_scipy_stats.py", "test_library_numpy.py", "test_masked_selects.py",
+               "test_ties.py", "test_library_rules.py", "test_errors.py", "test_zero_d.py",
+               "test_building_arrays.py", "test_vjp.py", "test_forward_mode.py"}
 
 #: Seconds a worker waits for the other workers' shares before compiling what is missing.
 SHARE_TIMEOUT = 1800
@@ -20,6 +30,8 @@ SHARE_TIMEOUT = 1800
 
 @pytest.fixture(scope="session", autouse=True)
 def _all_sweeps_compiled(tmp_path_factory):
+    if jittape.sweeps.tiers.INTERPRETED_ONLY:  # the quick loop: CPython runs the sweeps
+        return
     count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if count > 1:
         index = int(os.environ["PYTEST_XDIST_WORKER"].removeprefix("gw"))
@@ -37,3 +49,14 @@ def _all_sweeps_compiled(tmp_path_factory):
                 not (shared / f"warm-share-{j}.done").exists() for j in range(count)):
             time.sleep(0.5)
     jittape.sweeps.warmup.warmup()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the quick loop's files ``quick``; under ``JITTAPE_TIER=interpreted`` skip the
+    tests marked ``compiled`` (they test machine code, which that mode does not make)."""
+    skip = pytest.mark.skip(reason="tests compiled code: run without JITTAPE_TIER=interpreted")
+    for item in items:
+        if item.path.name in QUICK_FILES:
+            item.add_marker(pytest.mark.quick)
+        if jittape.sweeps.tiers.INTERPRETED_ONLY and item.get_closest_marker("compiled"):
+            item.add_marker(skip)

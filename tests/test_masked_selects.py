@@ -49,6 +49,7 @@ def test_a_masked_write_replays_where_the_mask_differs(f, n):
         np.testing.assert_allclose(tape.hvp(w, v=v), fd_hvp, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.compiled
 def test_a_masked_write_compiles_and_taped_records_once():
     tape = jittape.record(relu_loss, RNG.standard_normal(15)).compile()
     fast = jittape.taped(relu_loss)

@@ -268,6 +268,7 @@ def cold_then_warm(tmp_path, program):
     return cold, warm
 
 
+@pytest.mark.compiled
 def test_sweeps_calling_scipy_kernels_are_cached_on_disk(tmp_path):
     """The kernels are linked by symbol name (not a ctypes address, which Numba refuses to
     cache): a second process with the same cache directories compiles nothing."""

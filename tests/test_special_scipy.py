@@ -486,6 +486,7 @@ print(float(t.value(x)), *t.gradient(x))
 """
 
 
+@pytest.mark.compiled
 def test_sweeps_calling_complex_kernels_are_cached_on_disk(tmp_path):
     """The complex kernels are called by symbol through a Numba intrinsic: a second process
     with the same cache directories compiles nothing (as for the float64 kernels,

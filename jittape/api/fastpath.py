@@ -348,6 +348,8 @@ class FastReplay:
         fastest form); a cold kernel compiles in the compile process once the replays have
         cost :data:`EARLY_SECONDS` (the compile costs the caller nothing there, and the next
         run finds the kernel in the cache); without the process, once they cost the compile."""
+        if tiers.INTERPRETED_ONLY:  # JITTAPE_TIER=interpreted: no kernel unless asked
+            return False
         if self._cost is None:
             try:
                 self._cost = compile_seconds(self)

@@ -114,7 +114,8 @@ BLAS = {
 BY_SYMBOL = {**LAPACK, **BLAS}
 #: LAPACK drivers the interpreted tier runs too (``py_<name>``, SciPy's binding of the same
 #: routine); a sweep calling another one waits for its compiled form.
-INTERPRETED_LAPACK = frozenset({"lapack_geev", "lapack_syevd"})
+INTERPRETED_LAPACK = frozenset({"lapack_geev", "lapack_syevd", "lapack_gesdd",
+                                "lapack_geqrf", "lapack_orgqr"})
 
 
 def _colmajor(ptr, rows, cols, ld):
@@ -179,6 +180,52 @@ def py_lapack_syevd(kind, jobz, uplo, n, a, lda, w):
                                      lwork=int(lwork), liwork=int(liwork))
     _colmajor(w, n, 1, n)[:, 0] = vals
     mat[...] = vecs
+    return info
+
+
+def py_lapack_gesdd(kind, jobz, m, n, a, lda, s, u, ldu, vt, ldvt):
+    """:data:`LAPACK`'s ``gesdd`` (NumPy's svd: jobz 'N' values, 'S' reduced, 'A' full)
+    through SciPy's binding, with the optimal workspace."""
+    from scipy.linalg import lapack
+    kk = min(m, n)
+    if kk == 0:
+        return 0
+    uv, full = int(jobz != 78), int(jobz == 65)
+    lwork = int(lapack.dgesdd_lwork(m, n, compute_uv=uv, full_matrices=full)[0])
+    uu, ss, vv, info = lapack.dgesdd(np.array(_colmajor(a, m, n, lda)), compute_uv=uv,
+                                     full_matrices=full, lwork=max(lwork, 1))
+    _colmajor(s, kk, 1, kk)[:, 0] = ss
+    if uv:
+        _colmajor(u, m, uu.shape[1], ldu)[...] = uu
+        _colmajor(vt, vv.shape[0], n, ldvt)[...] = vv
+    return info
+
+
+def py_lapack_geqrf(kind, m, n, a, lda, tau):
+    """:data:`LAPACK`'s ``geqrf`` (Householder QR, NumPy's qr) through SciPy's binding:
+    the reflectors overwrite ``a``, their scalars go to ``tau``."""
+    from scipy.linalg import lapack
+    kk = min(m, n)
+    if kk == 0:
+        return 0
+    mat = _colmajor(a, m, n, lda)
+    lwork = int(lapack.dgeqrf_lwork(m, n)[0])
+    qr, t, _, info = lapack.dgeqrf(np.array(mat), lwork=max(lwork, 1))
+    mat[...] = qr
+    _colmajor(tau, kk, 1, kk)[:, 0] = t
+    return info
+
+
+def py_lapack_orgqr(kind, m, n, k, a, lda, tau):
+    """:data:`LAPACK`'s ``orgqr``: the first ``n`` columns of Q from ``k`` reflectors."""
+    from scipy.linalg import lapack
+    if m == 0 or n == 0:
+        return 0
+    mat = _colmajor(a, m, n, lda)
+    taus = np.array(_colmajor(tau, k, 1, k)[:, 0]) if k else np.zeros(0)
+    work = lapack.dorgqr(np.array(mat), taus, lwork=-1)[1]  # the workspace query
+    q, _, info = lapack.dorgqr(np.array(mat), taus, lwork=max(int(work[0]), 1))
+    mat[...] = q
     return info
 
 

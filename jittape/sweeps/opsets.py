@@ -56,7 +56,22 @@ class Sweeps:
         self.names = [OPS[c].name for c in sorted(self.codes) if OPS[c].kind != "leaf"]
         self._jobs = {}  # sweep name -> its background compile (jittape.sweeps.tiers)
         for what in FUNCTIONS:
-            setattr(self, what, self._first_call(what))
+            first = self._first_call(what)
+            setattr(self, what, self._interpreted(what, first) if tiers.INTERPRETED_ONLY
+                    else first)
+
+    def _interpreted(self, what, compiled):
+        """``JITTAPE_TIER=interpreted``: sweep ``what`` run by CPython, ``compiled`` where
+        that raises (:func:`jittape.sweeps.tiers.run` restores the output buffer first)."""
+        fn = tiers.interpreted(self.codes, what)
+        if fn is None:
+            return compiled
+
+        def call(*args):
+            ok, out = tiers.run(self.codes, what, args, fn)
+            return out if ok else compiled(*args)
+        call.waiting = False  # (no compile to wait for: taped replays at once)
+        return call
 
     def _first_call(self, what):
         def compiled(*args):

@@ -51,6 +51,11 @@ SMALL_RECORDS = 2048
 _OUTPUT = {"forward_sweep": (-3,), "reverse_sweep": (-3,), "tangent_sweep": (-3,),
            "hvp_sweep": (-4, -3)}
 _enabled = [None]  # None: as $JITTAPE_BACKGROUND says (read at each first call)
+#: ``JITTAPE_TIER=interpreted``: every sweep runs its generated source in CPython and no
+#: tape compiles a kernel on its own (the contributors' quick loop: no Numba compile for
+#: the generic checker; read at import). A sweep CPython cannot run (``math`` raising
+#: where Numba gives inf or nan, LAPACK by symbol) still compiles.
+INTERPRETED_ONLY = os.environ.get("JITTAPE_TIER", "") == "interpreted"
 _pending = {}  # Future of the compile process -> what loads its result here
 _interpreted = {}  # frozenset of opcodes -> module of interpreted sweeps
 
