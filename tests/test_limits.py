@@ -31,15 +31,9 @@ def _callable(op):
 NO_LIMIT = {("rgamma", 0, -np.inf): "1/Gamma oscillates with growing amplitude as x -> -inf "
             "(every float below -2^53 is a pole of Gamma); SciPy's value there is 0 by "
             "convention, and so is jittape's derivative"}
-#: Second-order rules still nan at these points (first order is right): the partials of
-#: scipy.special functions added with the clients work, not yet given their float64 limits.
-SECOND_ORDER_NAN = {("exprel", 0, -np.inf), ("exprel", 0, -1e300), ("ndtri_exp", 0, -1e300),
-                    ("dawsn", 0, -np.inf), ("dawsn", 0, np.inf), ("boxcox", 1, np.inf),
-                    ("boxcox", 1, 1e300), ("boxcox1p", 1, -np.inf), ("boxcox1p", 1, -1e300),
-                    ("owens_t", 0, -np.inf), ("owens_t", 0, np.inf), ("owens_t", 1, -np.inf),
-                    ("owens_t", 1, np.inf), ("chndtr", 0, np.inf), ("chndtr", 0, 1e300),
-                    ("tklmbda", 1, -np.inf), ("tklmbda", 1, -1e300), ("ncx2_pdf", 0, 1e300),
-                    ("ncx2_sf", 0, 1e300)}
+#: Second-order rules still nan at these points (first order is right), as (op, position,
+#: point): strict xfails. None at present.
+SECOND_ORDER_NAN = set()
 CASES = []
 for _op in OPS:
     if _op.kind in ("unary", "binary", "ternary") and _op.numpy and not _op.uses_c and \

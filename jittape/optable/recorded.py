@@ -127,7 +127,8 @@ def _log1p_ratio_dx(s):
 #: NumPy forms of the calls in partial expressions that no op's value is (an op's value
 #: call, ``math.cos(x)``, maps to that op's NumPy callable).
 EXTRA_CALLS = {
-    "math.sqrt": np.sqrt, "math.log": np.log, "math.copysign": np.copysign,
+    "math.sqrt": np.sqrt, "math.log": np.log, "math.log1p": np.log1p,
+    "math.copysign": np.copysign,
     "math.isinf": np.isinf, "math.floor": np.floor, "abs": np.abs, "np.sign": np.sign,
     "np.trunc": np.trunc, "np.floor": np.floor,
     "max_share": lambda x, y: _where(x > y, 1.0, _where(x < y, 0.0, 0.5)),

@@ -265,6 +265,9 @@ def exprel_dxx(t):
         return 0.0
     if t > 700.0:
         return math.exp(t + math.log(t * t - 2.0 * t + 2.0) - 3.0 * math.log(t))
+    if t < -700.0:  # (t^2 - 2t + 2) e^t is below 1e-298 there, lost against 2 (the same
+        # bits), and inf * 0 = nan once t^2 overflows (|t| > 1.3e154): the limit -2/t^3
+        return -2.0 / (t * t * t)
     return ((t * t - 2.0 * t + 2.0) * math.exp(t) - 2.0) / (t * t * t)
 
 
@@ -328,8 +331,15 @@ def ncx2_pdf(x, k, lam):
         return math.exp((0.5 * k - 1.0) * math.log(x) - 0.5 * x - 0.5 * k * LN2) * \
             cs_rgamma(0.5 * k)
     d = math.sqrt(x) - math.sqrt(lam)
-    return 0.5 * math.exp(-0.5 * d * d + (0.25 * k - 0.5) * math.log(x / lam)) * \
-        cs_ive(0.5 * k - 1.0, math.sqrt(lam * x))
+    e = -0.5 * d * d + (0.25 * k - 0.5) * math.log(x / lam)
+    s = math.sqrt(lam * x)
+    if e < -800.0 and s >= 1.0:
+        # exp(e) is 0 and |ive(v, s)| < 1 for the orders v >= -3 the rules ask about
+        # (I_v(s) <= I_0(s) <= e^s for v >= 0, DLMF 10.37 and 10.32.1; measured for
+        # -3 <= v < 0): the product is 0, where SciPy's ive, nan for s > 2e9, would make it
+        # nan (x = 1e300)
+        return 0.0
+    return 0.5 * math.exp(e) * cs_ive(0.5 * k - 1.0, s)
 
 
 # complex arguments z = x + iy: each rule is a real function of the two parts (the complex

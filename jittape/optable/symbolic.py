@@ -21,6 +21,7 @@ import copy
 CALLS = {
     "math.sqrt": ("0.5 / math.sqrt(u0)",),
     "math.log": ("1.0 / u0",),
+    "math.log1p": ("1.0 / (1.0 + u0)",),
     "math.copysign": ("math.copysign(1.0, u0) * math.copysign(1.0, u1)", "0.0"),
     # sinh x computed from (x, cosh x): a function of x alone
     "sinh_from_cosh": ("math.cosh(u0)", "0.0"),

@@ -77,9 +77,28 @@ _F_PDF = ("math.exp(0.5 * x * npy_log(x) + 0.5 * y * npy_log(y) + (0.5 * x - 1.0
           "- 0.5 * (x + y) * npy_log(x * q + y) - cs_betaln(0.5 * x, 0.5 * y)) if q > 0.0 else "
           "(0.0 if q < 0.0 or x > 2.0 else (1.0 if x == 2.0 else math.inf))")
 # tklmbda's dQ/dF = F^(l-1) + (1-F)^(l-1) and dQ/dl at fixed F (y = l, z = F)
-_TK_DQ = "math.exp((y - 1.0) * npy_log(z)) + math.exp((y - 1.0) * npy_log1p(-z))"
-_TK_DL = ("npy_log(z) * npy_log(z) * exprel_dx(y * npy_log(z)) - npy_log1p(-z) * "
-          "npy_log1p(-z) * exprel_dx(y * npy_log1p(-z))")
+_TK_DQ = "math.exp((y - 1.0) * math.log(z)) + math.exp((y - 1.0) * math.log1p(-z))"
+_TK_DL = ("math.log(z) * math.log(z) * exprel_dx(y * math.log(z)) - math.log1p(-z) * "
+          "math.log1p(-z) * exprel_dx(y * math.log1p(-z))")
+# Where F^(l-1) + (1-F)^(l-1) = e^A + e^B (A = (l-1) a, B = (l-1) b) passes e^300, its square
+# overflows in the second-order rules (inf / inf), and then e^A or the exprel' terms (inf -
+# inf). There (l <= -1, so A, B >= 0 and no cancellation near l a = 0) both partials are
+# written with r = e^A / (e^A + e^B) = expit(A - B): a^2 exprel'(l a) = ((l a - 1) F^l + 1)/l^2
+# (the 1s cancel in dF/dl) gives dF/dx = r e^-A, dF/dl = -((a - 1/l) F r - (b - 1/l) (1-F)
+# (1-r)) / l. r is 0 or 1 beyond |A - B| = 745, where its derivative would be 0 * inf. At
+# l = +-inf the partials are 0: SciPy's F is 0 or 1 at +inf, and from about l = -1e16 down
+# its bisection sees only inf - inf = nan and returns one F whatever x and l are.
+# (math.log, math.log1p: z is in (0, 1) there, where they are npy_log's and npy_log1p's bits,
+# and the sweeps' second-order branch compiles in 5 s instead of 40.)
+_TK_ZERO = "z <= 0.0 or z >= 1.0 or math.isinf(y)"
+_TK_A, _TK_B = "(y - 1.0) * math.log(z)", "(y - 1.0) * math.log1p(-z)"
+_TK_SCALED = f"y <= -1.0 and ({_TK_A} >= 300.0 or {_TK_B} >= 300.0)"
+_TK_T = "(y - 1.0) * (math.log(z) - math.log1p(-z))"  # A - B
+_TK_R = f"(expit({_TK_T}) if abs({_TK_T}) < 745.0 else (1.0 if {_TK_T} > 0.0 else 0.0))"
+_TK_S = f"(expit(-({_TK_T})) if abs({_TK_T}) < 745.0 else (0.0 if {_TK_T} > 0.0 else 1.0))"
+_TK_DX_SCALED = f"{_TK_R} * math.exp(-({_TK_A}))"
+_TK_DL_SCALED = (f"-((math.log(z) - 1.0 / y) * z * {_TK_R} - (math.log1p(-z) - 1.0 / y) * "
+                 f"(1.0 - z) * {_TK_S}) / y")
 _DF = np.array([1.5, 4.0, 30.0])  # degrees of freedom of the specs
 _AB = np.array([0.5, 2.0, 5.0])
 
@@ -96,12 +115,22 @@ MORE_SPECIAL_OPS = [
     # log Gamma of a real argument (nan for x < 0, as SciPy's), psi = Gamma'/Gamma (DLMF 5.2.2)
     U("loggamma", "cs_loggamma(x)", "cs_psi(x)", "z = log Gamma(x), x > 0; xbar += zbar psi(x)",
       lo=0.3, hi=6.0),
-    U("ndtri_exp", "cs_ndtri_exp(x)", f"{_SQRT_2PI!r} * math.exp(x + 0.5 * z * z)",
-      "z = ndtri(e^x); xbar += zbar sqrt(2 pi) e^(x + z^2/2)", lo=-5.0, hi=-0.1),
+    # (x + z^2/2 cancels as x -> -inf, relative error ~1e-16 |x|, inf or nan at x = -1e300:
+    # below x = -100 the same e^x / phi(z) = Phi(z) / phi(z) = sqrt(pi/2) erfcx(-z/sqrt 2),
+    # from Phi(z) = erfc(-z/sqrt 2)/2 and erfcx(t) = e^(t^2) erfc(t); erfc: DLMF 7.2.2)
+    U("ndtri_exp", "cs_ndtri_exp(x)",
+      f"{_SQRT_2PI!r} * math.exp(x + 0.5 * z * z) if x >= -100.0 else "
+      "1.2533141373155003 * cs_erfcx(-0.7071067811865476 * z)",
+      "z = ndtri(e^x); xbar += zbar sqrt(2 pi) e^(x + z^2/2)   "
+      "(sqrt(pi/2) erfcx(-z/sqrt 2) below x = -100)", lo=-5.0, hi=-0.1),
     U("erfi", "cs_erfi(x)", f"{_TWO_OVER_SQRT_PI!r} * math.exp(x * x)",
       "z = -i erf(ix); xbar += zbar 2/sqrt(pi) e^(x^2)"),
-    U("dawsn", "cs_dawsn(x)", "1.0 - 2.0 * x * z",
-      "z = e^(-x^2) int_0^x e^(t^2) dt (DLMF 7.2.5); xbar += zbar (1 - 2 x z)", lo=-4.0, hi=4.0),
+    # (for |x| >= 1e8, where 1 - 2 x z cancels, and is 1 - inf * 0 at x = +-inf, the
+    # asymptotic -1/(2 x^2), relative error 3/(2x^2), from F(x) ~ 1/(2x) + 1/(4x^3) + ...
+    # (iterating F = (1 - F')/(2x); MathWorld "Dawson's Integral" eq. 9), as erfcx's rule)
+    U("dawsn", "cs_dawsn(x)", "1.0 - 2.0 * x * z if abs(x) < 1e8 else -0.5 * x ** -2.0",
+      "z = e^(-x^2) int_0^x e^(t^2) dt (DLMF 7.2.5); xbar += zbar (1 - 2 x z)   "
+      "(-1/(2 x^2) for |x| >= 1e8)", lo=-4.0, hi=4.0),
     U("exp1", "cs_exp1(x)", "-math.exp(-x) / x", "z = E1(x) (DLMF 6.2.1); xbar += -zbar e^-x / x",
       lo=0.2, hi=4.0),
     U("expi", "cs_expi(x)", "math.exp(x) / x", "z = Ei(x) (DLMF 6.2.5); xbar += zbar e^x / x",
@@ -156,8 +185,12 @@ MORE_SPECIAL_OPS = [
       fn=lambda d, r: _scipy("pseudo_huber")(d + 2.2, r)),
     # Owen's T (Owen 1956, "Tables for computing bivariate normal probabilities", eq. 2.1):
     # T = int_0^a e^(-h^2 (1+t^2)/2) / (2 pi (1+t^2)) dt
+    # (0.0 where e^(-h^2/2) underflows, |h| >= 40, or 1 + a^2 overflows, |a| >= 1e155: the
+    # partials' float64 values there, whose derivatives would be 0 * inf at +-inf)
     B("owens_t", "cs_owens_t(x, y)",
-      ("-0.19947114020071635 * math.exp(-0.5 * x * x) * math.erf(0.7071067811865476 * y * x)",
+      ("0.0 if abs(x) >= 40.0 else -0.19947114020071635 * math.exp(-0.5 * x * x) * "
+       "math.erf(0.7071067811865476 * y * x)",
+       "0.0 if abs(x) >= 40.0 or abs(y) >= 1e155 else "
        "0.15915494309189535 * math.exp(-0.5 * x * x * (1.0 + y * y)) / (1.0 + y * y)"),
       "hbar += -zbar phi(h) erf(a h/sqrt 2)/2; abar += zbar e^(-h^2 (1+a^2)/2) / "
       "(2 pi (1+a^2))", ("h", "a"), lo=-2.0, hi=2.0),
@@ -215,8 +248,9 @@ MORE_SPECIAL_OPS = [
     # Tukey's lambda CDF F(x; l): x = (F^l - (1-F)^l)/l = a exprel(l a) - b exprel(l b),
     # a = log F, b = log(1-F); dF/dx = 1/(F^(l-1) + (1-F)^(l-1)), dF/dl = -dx/dl dF/dx
     B("tklmbda", "cs_tklmbda(x, y)",
-      (f"0.0 if z <= 0.0 or z >= 1.0 else 1.0 / ({_TK_DQ})",
-       f"0.0 if z <= 0.0 or z >= 1.0 else -({_TK_DL}) / ({_TK_DQ})"),
+      (f"0.0 if {_TK_ZERO} else ({_TK_DX_SCALED} if {_TK_SCALED} else 1.0 / ({_TK_DQ}))",
+       f"0.0 if {_TK_ZERO} else ({_TK_DL_SCALED} if {_TK_SCALED} else "
+       f"-({_TK_DL}) / ({_TK_DQ}))"),
       "z = F(x; l), x = (F^l - (1-F)^l)/l; xbar += zbar / (F^(l-1) + (1-F)^(l-1)); "
       "lbar += -zbar (a^2 exprel'(l a) - b^2 exprel'(l b)) / (F^(l-1) + (1-F)^(l-1)), "
       "a = log F, b = log(1-F)", ("x", "lmbda"), lo=-2.0, hi=2.0,
