@@ -16,7 +16,7 @@ from .api.tape import Tape, load, record
 from .api.per_sample import batch_grad, batch_value_and_grad
 from .api.taped import ReplayStats, TapedFunction, taped
 from .api.transforms import jacobian, jvp, sparse_jacobian, vjp
-from .api.hessians import hessian, hvp, sparse_hessian
+from .api.hessians import hessian, hessp, hvp, sparse_hessian
 from .sweeps.disk_cache import set_quiet
 from .sweeps.tiers import set_background, wait_compiled
 from .numpy.all_handlers import logsumexp
@@ -42,7 +42,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'jittape' has no attribute {name!r}")
 
 
-__all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "sparse_jacobian", "hvp", "hessian",
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "sparse_jacobian", "hvp", "hessp", "hessian",
            "sparse_hessian", "set_quiet", "set_background", "wait_compiled",
            "logsumexp", "record", "taped", "minimize", "least_squares", "load",
            "Tape", "TapedFunction", "ReplayStats", "primal", "stop_gradient", "custom_vjp",

@@ -14,7 +14,8 @@ from ..derivatives.second_order import tape_hvp
 
 def hvp(f, argnums=0):
     """Return ``hvp_f(*args, v)``: the Hessian of scalar ``f`` times ``v``, without forming
-    the Hessian (JAX's name; here ``v`` is the last positional argument).
+    the Hessian (JAX's name; here ``v`` is the last positional argument). For SciPy's
+    ``minimize(..., hessp=)``, which calls ``hessp(x, p, *args)``, use :func:`hessp`.
 
     Records ``f`` at ``args`` once, then runs one tangent and one second-order sweep
     (forward over reverse). ``v`` has the structure and shapes of the differentiated
@@ -33,6 +34,35 @@ def hvp(f, argnums=0):
         return nesting.route(args_and_v, lambda: _nested_hvp(f, args, kwargs, argnums, v),
                              lambda: _hvp(f, args, kwargs, argnums, v))
     return hvp_f
+
+
+def hessp(f, argnums=0):
+    """Return ``hessp_f(x, p, *args)``: the Hessian of scalar ``f`` with respect to ``x``
+    times ``p``, in the argument order ``scipy.optimize.minimize`` calls its ``hessp``
+    (``hessp(x, p, *args)``; ``args`` are ``minimize``'s ``args``, passed on to ``f`` after
+    ``x``). :func:`hvp` takes ``v`` last instead: ``hvp(f)(x, *args, v)``, which given to
+    SciPy with ``args`` would take ``p`` for an argument of ``f``.
+
+    ``x`` and ``p``: float64 arrays of one shape (or floats); the result has that shape.
+    One recording and one forward-over-reverse sweep per call (see :func:`hvp`).
+
+    Raises
+    ------
+    NotDifferentiableError
+        The tape holds an op with no second-order rule (the message names it).
+    TypeError
+        ``argnums`` is not 0: SciPy's ``hessp`` differentiates the first argument.
+    """
+    if argnums != 0:
+        raise TypeError("hessp differentiates f's first argument, as SciPy's hessp(x, p, "
+                        "*args); for others use hvp(f, argnums)(*args, v)")
+    h = hvp(f, 0)
+
+    def hessp_f(x, p, *args, **kwargs):
+        return h(x, *args, p, **kwargs)
+    hessp_f.__name__ = f"hessp_{getattr(f, '__name__', 'f')}"
+    hessp_f.__doc__ = hessp.__doc__
+    return hessp_f
 
 
 def _hvp(f, args, kwargs, argnums, v):
