@@ -20,6 +20,8 @@ def _build_parser():
         prog="jittape",
         description="jittape: reverse-mode AD of plain NumPy code on a flat Wengert tape "
                     "swept by Numba.")
+    from . import __version__
+    parser.add_argument("--version", action="version", version=f"jittape {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="{demo,ops,warmup,dot,trace}")
     demo = sub.add_parser(
         "demo", help="LJ13 global minimum by basin-hopping with jittape gradients",

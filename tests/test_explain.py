@@ -285,3 +285,12 @@ def test_command_line_dot_and_trace(capsys):
     assert len(nodes) == 8 and ("v0", "v1") in edges
     assert main(["trace"]) == 0
     assert "gradient wrt x (adjoint of v0): [2.6342, 1.0975]" in capsys.readouterr().out
+
+
+def test_command_line_version(capsys):
+    import jittape
+    from jittape.__main__ import main
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"jittape {jittape.__version__}"
