@@ -243,6 +243,8 @@ class _Tape:
             length = pos[idx] - p
             if length > MAX_BODY or p + 2 * length > end:
                 break
+            if best is not None and best[0] >= end - p - 2 * length:
+                break  # no body this long or longer can score more (reps <= (end-p)/length)
             if not self.same(p, p + length, length):
                 continue
             reps = 2

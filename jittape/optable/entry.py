@@ -90,6 +90,8 @@ LEAF, UNARY, BINARY, COMPARE, SELECT, TERNARY, STRUCTURED = (
 #: A region marker and the record owning the region (custom rules; see the module docstring).
 REGION, CALL = "region", "call"
 ELEMENTWISE = (UNARY, BINARY, COMPARE, SELECT, TERNARY)
+#: Operand counts by kind (``Entry.arity``; the structured kinds give their own).
+_ARITY_OF_KIND = {LEAF: 0, UNARY: 1, BINARY: 2, COMPARE: 2, SELECT: 3, TERNARY: 3}
 
 
 @dataclass(frozen=True)
@@ -257,8 +259,7 @@ class Op:
     @property
     def arity(self):
         """Record operands: 0 leaves, 1 unary, 2 binary, 3 select, -1 n-ary (in the pool)."""
-        return {LEAF: 0, UNARY: 1, BINARY: 2, COMPARE: 2, SELECT: 3, TERNARY: 3}.get(
-            self.kind, self._arity)
+        return _ARITY_OF_KIND.get(self.kind, self._arity)
 
     _arity: int = 1
 

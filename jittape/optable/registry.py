@@ -43,10 +43,25 @@ SCIPY_UFUNC_OPCODES = {}
 codes = Codes([])  # codes.SIN etc., for the NumPy dispatch that records ops
 
 
+#: Tapes of at least this many records keep :func:`operand_lists` (``t.opd``) once asked
+#: for one record's operands: the compiler's passes ask for every record's, several times.
+CACHE_OPERANDS = 256
+
+
 def operands(t, i):
     """The record ids that record ``i`` of the tape arrays ``t`` reads, in operand order:
     ``a`` (and ``b``), a select's or ternary op's third operand (its id in ``k``), or an
-    n-ary record's parts (``(record, width)`` pairs in the pool after ``nparts, outer``)."""
+    n-ary record's parts (``(record, width)`` pairs in the pool after ``nparts, outer``).
+    The list is shared (a long tape's are computed once): do not modify it."""
+    lists = getattr(t, "opd", None)
+    if lists is None:
+        if t.op.shape[0] < CACHE_OPERANDS or not hasattr(t, "opd"):
+            return _operands(t, i)
+        lists = t.opd = operand_lists(t)
+    return lists[i]
+
+
+def _operands(t, i):
     op = OPS[int(t.op[i])]
     if op.kind == LEAF or op.arity == 0:
         return []
@@ -82,7 +97,7 @@ def operand_lists(t):
     out = []
     for i, n in enumerate(arity):
         if n <= 0:
-            out.append(operands(t, i) if n < 0 else [])
+            out.append(_operands(t, i) if n < 0 else [])
             continue
         ids = [a[i]] if b[i] < 0 else [a[i], b[i]]
         out.append(ids + [k[i]] if n == 3 else ids)
@@ -95,7 +110,7 @@ def read_before(t, lo, hi, before):
     import numpy as np
     arity = _arity_table()[t.op[lo:hi]]
     ids = [t.a[lo:hi][arity > 0], t.b[lo:hi][arity > 0], t.k[lo:hi][arity == 3]]
-    ids += [operands(t, i) for i in (lo + np.flatnonzero(arity < 0)).tolist()]
+    ids += [_operands(t, i) for i in (lo + np.flatnonzero(arity < 0)).tolist()]
     ids = np.concatenate([np.asarray(q, dtype=np.int64) for q in ids])
     return np.unique(ids[(ids >= 0) & (ids < before)]).tolist()
 

@@ -273,10 +273,22 @@ def _structured(op, sweep, const):
 
 
 # --- the branch of an op in a sweep ---------------------------------------------------
+_BRANCHES = {}  # (id of an op entry, sweep, const opcode) -> its branch (entries live on)
+
+
 def branch(op, sweep, const):
     """The body of op's branch in ``sweep`` ("forward", "reverse", "tangent", "hvp"), or
     None. Leaves have none, nor have regions and calls: their rules are Python, run between
-    the sweeps (:mod:`jittape.sweeps.regions`)."""
+    the sweeps (:mod:`jittape.sweeps.regions`). Generated once per process (finding a
+    compiled superset in the cache generates the sources of large op sets): do not modify
+    the list."""
+    key = (id(op), sweep, const)
+    if key not in _BRANCHES:
+        _BRANCHES[key] = (op, _branch(op, sweep, const))  # (op kept: its id stays its own)
+    return _BRANCHES[key][1]
+
+
+def _branch(op, sweep, const):
     if op.kind in (LEAF, REGION, CALL):
         return None
     if sweep == "hvp":

@@ -27,7 +27,7 @@ process when a cold set is compiled; such a set loads and compiles nothing.
 from concurrent import futures
 
 from . import blas_threads, composed, disk_cache, tiers
-from .codegen import sweep_source
+from .codegen import sweep_parts, sweep_source
 from ..optable.table import BY_NAME, OPS, swept
 
 #: The callables of a Sweeps object: the forward, reverse and tangent sweeps and the tangent
@@ -135,9 +135,9 @@ class Sweeps:
     def _ready(self, what):
         """Whether sweep ``what`` has machine code in this process or in the cache (looked
         up without importing Numba, which a cold compile leaves to the compile process)."""
-        return _ready_in_process(self.codes, what) or any(
-            compiled_on_disk(s, what) for s in _disk_sets() + [self.codes] if self.codes <= s
-        ) or composed.composable(self.codes, what)
+        return _ready_in_process(self.codes, what) or \
+            _compiled_superset(self.codes, what, partwise=False) is not None or \
+            composed.composable(self.codes, what)
 
     def _prefetch(self, what):
         """A large tape's cold forward sweep compiles here: have the compile process compile
@@ -208,6 +208,26 @@ def module(codes):
     return m
 
 
+def _compiled_superset(codes, what, partwise=True):
+    """The op set whose sweep ``what`` is compiled in the cache and holds ``codes``: the
+    set itself if it is (its source is short to generate), else the smallest compiled
+    superset the index lists; None if there is none. Each candidate's module name is the
+    hash of its source, generated once per process (:data:`_STEMS`). Without ``partwise``,
+    a superset whose sweep is split into parts (``warmup``'s all-op sweeps) does not count:
+    loading its parts' machine code took 1.25 s, where a small tape runs interpreted while
+    its own set compiles in the compile process (a warm cache was slower than an empty one)."""
+    if compiled_on_disk(codes, what):
+        return codes
+    for s in sorted((s for s in _disk_sets() if codes < s), key=len):
+        if compiled_on_disk(s, what) and (partwise or not _partwise(s, what)):
+            return s
+    return None
+
+
+def _partwise(codes, what):
+    return len(sweep_parts(what.removesuffix("_sweep"), [OPS[c] for c in codes])) > 1
+
+
 def compiled_on_disk(codes, what):
     stem = _STEMS.get(codes)
     if stem is None:
@@ -222,11 +242,9 @@ def _module_for(codes, what):
     for s in sorted((s for s in _MODULES if codes <= s), key=len):
         if getattr(_MODULES[s], what).signatures or disk_cache.compiled_once(_MODULES[s], what):
             return s, _MODULES[s]
-    for s in sorted((s for s in _disk_sets() if codes <= s), key=len):
-        if compiled_on_disk(s, what):
-            return s, module(s)
-    if compiled_on_disk(codes, what):
-        return codes, module(codes)
+    found = _compiled_superset(codes, what)
+    if found is not None:
+        return found, module(found)
     if composed.composable(codes, what):
         key = (codes, what)
         if key not in _COMPOSED:

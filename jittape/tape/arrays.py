@@ -143,7 +143,7 @@ class TapeArrays:
     """A finished tape as NumPy arrays (the layout of :mod:`jittape.tape.arrays`)."""
 
     __slots__ = ("op", "a", "b", "k", "c", "off", "pool", "val", "shapes", "inputs", "sweeps",
-                 "calls")
+                 "calls", "opd")
 
     def __init__(self, op, a, b, k, c, off, pool, val, shapes, inputs):
         self.op, self.a, self.b, self.k, self.c, self.off = op, a, b, k, c, off
@@ -151,14 +151,16 @@ class TapeArrays:
         self.sweeps = None  # the compiled sweeps of this tape's op set, found on first use
         # its custom rules' records (jittape.sweeps.regions.calls), found likewise
         self.calls = None
+        self.opd = None  # every record's operands (jittape.optable.registry.operands)
 
     def __getstate__(self):  # compiled sweeps are machine code: found again after unpickling
-        return {s: getattr(self, s) for s in self.__slots__ if s not in ("sweeps", "calls")}
+        return {s: getattr(self, s) for s in self.__slots__
+                if s not in ("sweeps", "calls", "opd")}
 
     def __setstate__(self, state):
         for name, v in state.items():
             setattr(self, name, v)
-        self.sweeps = self.calls = None
+        self.sweeps = self.calls = self.opd = None
 
     @property
     def columns(self):
