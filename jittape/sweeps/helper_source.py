@@ -90,11 +90,36 @@ def names_used(obj):
     return set()
 
 
-@functools.lru_cache(maxsize=None)
 def source_lines(f):
-    """Lines of function ``f``'s source (inspect.getsource tokenizes its whole module:
-    uncached, the weights of the all-op sweeps took a second)."""
-    return len(inspect.getsource(f).splitlines())
+    """Lines of function ``f``'s source."""
+    return function_source(f).count("\n")
+
+
+@functools.lru_cache(maxsize=None)
+def function_source(f):
+    """``inspect.getsource(f)`` of a module-level function, from one parse of its module's
+    file (getsource tokenizes the whole module for each function: the helpers of a first
+    interpreted sweep took 0.19 s, most of a warm first gradient)."""
+    spans = _spans(inspect.getsourcefile(f))
+    if f.__name__ not in spans:
+        return inspect.getsource(f)
+    lines, (lo, hi) = spans["\n"], spans[f.__name__]
+    return "".join(lines[lo - 1:hi])
+
+
+@functools.lru_cache(maxsize=None)
+def _spans(path):
+    """Line spans (decorators included) of the module-level functions in file ``path``,
+    and its lines under the key ``"\n"``."""
+    import ast
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    out = {"\n": text.splitlines(keepends=True)}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            out[node.name] = (first, node.end_lineno)
+    return out
 
 
 def _named(roots):
@@ -148,5 +173,5 @@ def helper_source(roots, inline=True, python=False, cache=False):
         if isinstance(obj, float):
             out.append(f"{name} = {obj!r}\n")
         else:
-            out.append((deco if inlined(name) else plain) + "\n" + inspect.getsource(obj))
+            out.append((deco if inlined(name) else plain) + "\n" + function_source(obj))
     return "\n\n".join(out)

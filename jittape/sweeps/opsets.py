@@ -24,6 +24,7 @@ runner every set shares and a part per op, each compiled once per machine in the
 process when a cold set is compiled; such a set loads and compiles nothing.
 """
 
+import sys
 from concurrent import futures
 
 from . import blas_threads, composed, disk_cache, tiers
@@ -34,6 +35,8 @@ from ..optable.table import BY_NAME, OPS, swept
 #: of the reverse sweep (Hessian-vector products).
 FUNCTIONS = ("forward_sweep", "reverse_sweep", "tangent_sweep", "hvp_sweep")
 LOADED = {}  # frozenset of opcodes -> Sweeps, in this process
+_LOAD_NEXT = futures.Future()  # a sweep's "compile" that is done: its next call loads it
+_LOAD_NEXT.set_result(None)
 _MODULES = {}  # frozenset of opcodes -> generated module, in this process
 _INDEX = "opsets.txt"
 _BY_OPCODES = {}  # opcode column of a short tape (bytes) -> Sweeps
@@ -90,7 +93,13 @@ class Sweeps:
             job = jobs.get(what)
             fn = tiers.tier0(self.codes, what, args) if job is None or not job.done() else None
             if job is None:
-                if fn is None or not tiers.in_process() or self._ready(what):
+                ready = fn is not None and tiers.in_process() and self._ready(what)
+                if ready and "numba" not in sys.modules:  # a warm cache's first call: as
+                    ok, out = tiers.run(self.codes, what, args, fn)  # fast as an empty one's
+                    if ok:  # (importing Numba to load the machine code waits for the next)
+                        jobs[what] = _LOAD_NEXT
+                        return out
+                if fn is None or not tiers.in_process() or ready:
                     if what == "forward_sweep":
                         self._prefetch("reverse_sweep")
                     return compiled(*args)  # cached machine code loads faster than tier 0
@@ -216,9 +225,10 @@ def _compiled_superset(codes, what, partwise=True):
     a superset whose sweep is split into parts (``warmup``'s all-op sweeps) does not count:
     loading its parts' machine code took 1.25 s, where a small tape runs interpreted while
     its own set compiles in the compile process (a warm cache was slower than an empty one)."""
+    sets = _disk_sets()  # (read first: a damaged index is rewritten with its valid lines)
     if compiled_on_disk(codes, what):
         return codes
-    for s in sorted((s for s in _disk_sets() if codes < s), key=len):
+    for s in sorted((s for s in sets if codes < s), key=len):
         if compiled_on_disk(s, what) and (partwise or not _partwise(s, what)):
             return s
     return None
