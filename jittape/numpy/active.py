@@ -20,15 +20,15 @@ import sys
 import numpy as np
 
 from . import dispatch, ties
-from .._base.errors import (ActiveConversionError, MixedRecordings, NotDifferentiableError,
-                            check_ufunc_call)
+from .._base.errors import MixedRecordings, NotDifferentiableError, check_ufunc_call
+from .conversion_methods import ConversionMethods
 from .ndarray_methods import NdarrayMethods
 from ..optable.table import OPS
 from .primal_values import C_FORMS, UFUNC_OF, NUMBER, check_const, scalar_primal
 from ..optable.table import codes as K
 
 
-class Active(NdarrayMethods):
+class Active(ConversionMethods, NdarrayMethods):
     """A primal value that is being recorded; create one with :func:`jittape.grad`.
 
     Attributes are private: ``_t`` the recorder, ``_i`` the record id, ``_v`` the primal
@@ -80,25 +80,7 @@ class Active(NdarrayMethods):
     def __repr__(self):
         return f"Active(v{self._i}, {self._v!r})"
 
-    # --- conversions that would lose the derivative ---
-    def _lost(self, what):
-        dispatch.OPERATORS["refuse_in_scipy"](sys._getframe(2), True)  # a SciPy name
-        raise ActiveConversionError(
-            f"{what} of an active value would drop its derivative. Keep computing with the "
-            f"active value, or use jittape.primal(x) to take its current value as an explicit "
-            f"constant (no derivative flows through it; a replayed tape re-records if it "
-            f"changes).")
-
-    def __float__(self):
-        self._lost("float() (also what NumPy calls to write an active value into a float "
-                   "array, g[i] = x[0], when g was created outside the recorded function or "
-                   "is not float64: create g inside the recorded function (g = np.zeros(n) "
-                   "then records), or as np.zeros_like(x), or build it with np.array([...]) / "
-                   "np.stack)")
-
-    def __int__(self):
-        self._lost("int()")
-
+    # --- conversions (the others, which refuse: jittape.numpy.conversion_methods) ---
     def __index__(self):
         """An integral active value used as an index (``a[n]``, ``range(n)``): guarded.
 
@@ -110,24 +92,6 @@ class Active(NdarrayMethods):
             guard(self)
             return int(v)
         self._lost("Using a non-integral value as an index (int conversion)")
-
-    def __complex__(self):
-        self._lost("complex()")
-
-    def item(self, *args):
-        self._lost(".item()")
-
-    def tolist(self):
-        """NumPy's nested lists, of active scalars where NumPy gives Python floats (so
-        ``formatted += s[:m].tolist()`` keeps recording; one record per element read)."""
-        return self if np.ndim(self._v) == 0 else [e.tolist() for e in self]
-
-    def __array__(self, dtype=None, copy=None):
-        """What NumPy gets when it converts an active value (``np.array([x, y])``,
-        ``np.asarray(x)``, ``np.int64(x)``): an object array of actives, which jittape turns
-        into one active array wherever it meets it, or NumPy's integer/bool value (guarded);
-        a float dtype raises. See :mod:`jittape.numpy.object_arrays`."""
-        return dispatch.OPERATORS["to_array"](self, dtype)
 
     def __bool__(self):
         return bool(compare(K.NE, self, 0.0))
