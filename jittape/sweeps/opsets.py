@@ -58,6 +58,7 @@ class Sweeps:
         blas_threads.one_pool(self.codes)
         self.names = [OPS[c].name for c in sorted(self.codes) if OPS[c].kind != "leaf"]
         self._jobs = {}  # sweep name -> its background compile (jittape.sweeps.tiers)
+        self._own = set()  # sweeps whose own compile a composed sweep asked for
         for what in FUNCTIONS:
             first = self._first_call(what)
             setattr(self, what, self._interpreted(what, first) if tiers.INTERPRETED_ONLY
@@ -86,7 +87,10 @@ class Sweeps:
                     _pieces_later(codes, what)  # so that later sets of these ops compose
                 out = disk_cache.FirstCall(module, what, _describe(codes, what))(*args)
             fn = getattr(module, what)  # steady state: the dispatcher, or a partwise
-            setattr(self, what, getattr(fn, "call", None) or fn)  # sweep's bound runner
+            fn = getattr(fn, "call", None) or fn  # sweep's bound runner
+            if getattr(module, "__composed__", False):
+                fn = self._until_own(what, fn, compiled)
+            setattr(self, what, fn)
             return out
 
         def call(*args):  # until the machine code is loaded (jittape.sweeps.tiers)
@@ -120,6 +124,28 @@ class Sweeps:
             return compiled(*args)  # loads what the process compiled, or compiles it here
         jobs, failed = self._jobs, set()
         call.waiting = True  # (replaced by the machine code's function once loaded)
+        return call
+
+    def _until_own(self, what, composed_fn, compiled):
+        """``composed_fn`` until the set's own sweep ``what``, compiled in the compile process
+        meanwhile (once per set and sweep), is in the cache; then ``compiled`` loads that.
+        A composed sweep of ops the runner does not inline ran 3.5-8x slower than the set's
+        own (benchmarks/results/composed.md)."""
+        if what in self._own or not tiers.in_process():
+            return composed_fn
+        self._own.add(what)
+        job = self._submit(what)
+        if job is None:
+            return composed_fn
+
+        def call(*args):
+            if not job.done():
+                return composed_fn(*args)
+            tiers.done(job)
+            if job.exception() is not None:  # (reported by no one: the pieces work on)
+                setattr(self, what, composed_fn)
+                return composed_fn(*args)
+            return compiled(*args)  # the own set is compiled now: _module_for finds it
         return call
 
     def waits(self, what, cols):
