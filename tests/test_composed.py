@@ -51,7 +51,7 @@ from jittape.sweeps import opsets
 x = np.linspace(0.1, 1.0, 3000)
 if sys.argv[1] == "a":
     f = lambda x: np.sum(np.cumsum(np.tanh(x) * np.exp(-x)) / (1.0 + np.abs(x))) + np.max(x)
-else:  # the same ops, another set: no sin of a, ...
+else:  # a subset of those ops: the first set's compiled sweep serves it
     f = lambda x: np.sum(np.abs(np.cumsum(np.exp(-x)))) + np.max(np.tanh(x))
 jittape.grad(f)(x)  # a warm cache's first call runs on tier 0 (opsets: Numba waits)
 g = jittape.grad(f)(x)
@@ -64,7 +64,7 @@ print(type(opsets.for_tape(t).reverse_sweep).__name__)
 """
 
 
-def test_an_op_set_of_ops_compiled_before_composes_without_compiling(tmp_path):
+def test_an_op_set_inside_one_compiled_before_compiles_nothing(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "nb"),
                JITTAPE_CACHE_DIR=str(tmp_path / "jt"))
     env.pop("JITTAPE_QUIET", None)
@@ -78,7 +78,7 @@ def test_an_op_set_of_ops_compiled_before_composes_without_compiling(tmp_path):
     first = run("a")
     assert "compiling reverse sweep" in first.stderr
     assert list((tmp_path / "jt").glob("jittape_runner_*.reverse_sweep_run.ok"))
-    second = run("b")  # a new op set, of ops whose pieces the first run left in the cache
+    second = run("b")  # a new op set inside the first run's: its sweep is reused
     assert "compiling" not in second.stderr, second.stderr
     assert second.stdout.split() == ["Bound"]
 
