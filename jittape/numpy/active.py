@@ -141,10 +141,10 @@ class Active(ConversionMethods, NdarrayMethods):
         return compare(K.GE, self, y)
 
     def __eq__(self, y):
-        return _tie_checked(compare(K.EQ, self, y), True)
+        return ties.checked(compare(K.EQ, self, y), True)
 
     def __ne__(self, y):
-        return _tie_checked(compare(K.NE, self, y), False)
+        return ties.checked(compare(K.NE, self, y), False)
 
     # --- NumPy protocols ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -444,12 +444,6 @@ def binary(opc, x, y):
     shape = np.shape(z)
     xn, yn = as_node(t, x, shape), as_node(t, y, shape)
     return new_active(Active, t, opc, xn._i, yn._i, 0, 0.0, z)
-
-
-def _tie_checked(p, equal):
-    """A user's or library's ``==``/``!=``: warned on an exact tie (:mod:`.ties`)."""
-    ties.check(equal, p._v)
-    return p
 
 
 def compare(opc, x, y):

@@ -28,14 +28,20 @@ class _Relay:
                      RuntimeWarning)
 
 
+def outside(frame, inside=_INSIDE):
+    """``(the first frame from frame outwards whose module name starts with none of the
+    prefixes inside, how many frames were passed)``; ``(None, n)`` if there is none."""
+    passed = 0
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(inside):
+        frame = frame.f_back
+        passed += 1
+    return frame, passed
+
+
 def warn_outside(text, category):
     """``warnings.warn(text, category)`` at the first frame outside jittape and NumPy."""
-    level = 3  # warnings.warn's stacklevel: 1 is this function, 2 its caller
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(_INSIDE):
-        frame = frame.f_back
-        level += 1
-    warnings.warn(text, category, stacklevel=level if frame is not None else 2)
+    frame, passed = outside(sys._getframe(2))  # stacklevel 3: this function's caller's caller
+    warnings.warn(text, category, stacklevel=3 + passed if frame is not None else 2)
 
 
 _RELAY = _Relay()

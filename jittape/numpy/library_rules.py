@@ -6,7 +6,8 @@ active value must refuse (it would drop the derivative), so the helper itself ge
 it is ``v`` where ``|v| >= tiny`` (derivative 1) and the constant ``copysign(tiny, v)``
 elsewhere (derivative 0), guarded on which branch was taken. Each rule is installed by
 :func:`jittape.numpy.stand_ins.on_module` when its module is first seen at a recording's
-start, whatever the import order, and replaces the helper only while recordings run.
+start, whatever the import order, and from then on replaces the helper; given plain
+values it calls the library's own.
 """
 
 import numpy as np

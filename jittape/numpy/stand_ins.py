@@ -42,8 +42,6 @@ _ORIGINALS = {}  # NumPy's name -> NumPy's own function
 _BY_ID = {}  # id(function) -> (function, its stand-in) (the functions stay alive: libraries')
 _STALE = [False]  # a substitution was registered after modules were scanned
 _SEEN = set()  # modules already scanned
-_BOUND = []  # (module dict, {name: stand-in}, {name: NumPy's function}) of scanned modules
-_APPLIED = [0]  # how many of _BOUND's modules have their stand-ins bound
 _ON_MODULE = {}  # module name -> installer(module), run when the module is first scanned
 _SKIP = ("numpy", "numba", "jittape", "llvmlite", "_pytest", "pytest", "hypothesis")
 
@@ -84,7 +82,8 @@ class StandIn:
 
 
 def register(name, stand_in):
-    """Make ``stand_in`` replace ``numpy.<name>`` while recordings run."""
+    """Make ``stand_in`` replace ``numpy.<name>`` while recordings run (and, from the first
+    recording on, wherever a loaded library bound NumPy's function)."""
     original = getattr(np, name)
     if isinstance(original, StandIn):  # registered while a recording runs
         original = original._f
@@ -95,8 +94,9 @@ def register(name, stand_in):
 
 def substitute(original, replacement):
     """Make ``replacement`` replace the library function ``original`` in the modules that
-    bound it (``from scipy.linalg import expm``) while recordings run: jittape's wrappers of
-    SciPy's functions (:mod:`jittape.scipy.special`), whatever the import order."""
+    bound it (``from scipy.linalg import expm``), from the next recording's start on:
+    jittape's wrappers of SciPy's functions (:mod:`jittape.scipy.special`), whatever the
+    import order."""
     _BY_ID[id(original)] = (original, replacement)
     _STALE[0] = bool(_SEEN)
 
@@ -108,11 +108,10 @@ def on_module(name, installer):
 
 
 def _scan():
-    """Find the bindings of NumPy's functions in the modules loaded since the last scan."""
+    """Rebind, to their stand-ins, the globals that are NumPy's functions (or substituted
+    ones) in the modules loaded since the last scan; they stay bound."""
     if _STALE[0]:  # a new substitution: every module is scanned again
         _SEEN.clear()
-        _BOUND.clear()
-        _APPLIED[0] = 0
         _STALE[0] = False
     if len(_SEEN) >= len(sys.modules):
         return
@@ -132,11 +131,8 @@ def _scan():
         space = getattr(module, "__dict__", None)
         if type(space) is not dict:
             continue
-        found = {key: _BY_ID[id(value)] for key, value in list(space.items())
-                 if id(value) in _BY_ID and value is _BY_ID[id(value)][0]}
-        if found:
-            _BOUND.append((space, {key: new for key, (_, new) in found.items()},
-                           {key: old for key, (old, _) in found.items()}))
+        space.update({key: _BY_ID[id(value)][1] for key, value in list(space.items())
+                      if id(value) in _BY_ID and value is _BY_ID[id(value)][0]})
     if _STALE[0]:
         _scan()
 
@@ -148,9 +144,6 @@ def enter():
     vars(np).update(STAND_INS)
     if _STALE[0] or len(_SEEN) < len(sys.modules):
         _scan()
-        for space, stand_ins, _ in _BOUND[_APPLIED[0]:]:
-            space.update(stand_ins)
-        _APPLIED[0] = len(_BOUND)
 
 
 def leave():

@@ -15,12 +15,14 @@ import sys
 
 import numpy as np
 
-from .float_warnings import warn_outside
+from .float_warnings import outside, warn_outside
 from .._base.errors import TieWarning
 
 
-def check(equal, z):
-    """Warn if the comparison's value ``z`` (``==`` if ``equal``, else ``!=``) has a tie."""
+def checked(p, equal):
+    """The comparison ``p`` (``==`` if ``equal``, else ``!=``; a user's or library's),
+    after a warning if its value has a tie."""
+    z = p._v
     if (np.any(z) if equal else not np.all(z)) and not _in_jittape():
         warn_outside(
             "an active value equals what it is compared with (== or != holds with a tie), "
@@ -28,13 +30,11 @@ def check(equal, z):
             "that branch's, which can differ from the limit of the neighbouring branches "
             "(a formula for k == 0 that has no k in it gives 0). Check the derivative "
             "with central differences, or evaluate away from the tie.", TieWarning)
+    return p
 
 
 def _in_jittape():
     """Whether the comparison is jittape's own (its SciPy rules compare at a centre, ...):
     the first frame past the dispatch machinery of jittape.numpy is jittape's."""
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(
-            ("jittape.numpy.", "numpy.")):
-        frame = frame.f_back
+    frame, _ = outside(sys._getframe(2), ("jittape.numpy.", "numpy."))
     return frame is not None and frame.f_globals.get("__name__", "").startswith("jittape.")

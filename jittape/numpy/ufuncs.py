@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from . import complex_special, dispatch
+from . import complex_special, dispatch, ties
 from .active import (Active, Predicate, as_node, check_const, logical, new_active, tape_of, binary,
-                     compare, guard, unary, _tie_checked)
+                     compare, guard, unary)
 from .selection import where
 from .._base.errors import NotDifferentiableError
 from .._base.imports import loaded
@@ -31,7 +31,7 @@ def _handler(opc):
     if op.kind == UNARY:
         h = _unary_handler(opc)
     elif op.kind == COMPARE and opc in (K.EQ, K.NE):  # np.equal in user or library code
-        h = lambda x, y: _tie_checked(compare(opc, x, y), opc == K.EQ)  # noqa: E731
+        h = lambda x, y: ties.checked(compare(opc, x, y), opc == K.EQ)  # noqa: E731
     elif op.kind == COMPARE:
         h = lambda x, y: compare(opc, x, y)  # noqa: E731
     elif op.kind == TERNARY:

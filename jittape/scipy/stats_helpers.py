@@ -4,9 +4,9 @@ formulas for active arguments.
 ``scipy.stats.truncnorm`` takes the log of a Gaussian mass, ``log(Phi(b) - Phi(a))``, as
 ``logsumexp([log Phi(b), log Phi(a) + pi i])`` (``-exp(q) = exp(q + pi i)``) written into a
 complex array: no rule of jittape's covers that, and a complex log-sum-exp of a mass in
-(0, 1] is real anyway. While a recording runs and an argument is active, these helpers are
-replaced (:func:`jittape.numpy.stand_ins.substitute`, wherever SciPy bound them) by the same
-quantities computed in real arithmetic (``log(e^p - e^q) = p + log(-expm1(q - p))``, the
+(0, 1] is real anyway. From the first recording on, these helpers are replaced
+(:func:`jittape.numpy.stand_ins.substitute`, wherever SciPy bound them) by wrappers that,
+given an active argument, compute the same quantities in real arithmetic (``log(e^p - e^q) = p + log(-expm1(q - p))``, the
 left tail mirrored, the central case ``log1p(-Phi(a) - Phi(-b))`` as SciPy's), equal to
 SciPy's to rounding; with plain arguments SciPy's own run.
 """
@@ -16,6 +16,9 @@ import numpy as np
 from ..numpy import stand_ins
 from ..numpy.active import Active
 from .._base.imports import loaded
+
+
+_INSTALLED = []  # (the helpers are substituted once)
 
 
 def _active(*args):
@@ -62,5 +65,3 @@ def install():
             stand_ins.substitute(original, _replacing(original, real))
     _INSTALLED.append(True)
 
-
-_INSTALLED = []
