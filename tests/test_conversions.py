@@ -210,3 +210,13 @@ def test_rows_of_strings_and_actives_stay_numpys_object_array():
         assert table.dtype == object and np.asarray(table) is table
         return table[0, 1] * table[1, 1]
     assert jittape.grad(f)(X[:2]) == pytest.approx([X[1], X[0]], rel=1e-12)
+
+
+def test_rows_of_strings_and_actives_to_float_are_refused():
+    # not one float64 array (a string): NumPy's own conversion, which meets the active
+    # value first and gets jittape's conversion error
+    def f(x):
+        np.asarray([["a", x[0]]], dtype=float)
+        return x[0]
+    with pytest.raises(jittape.ActiveConversionError, match="dtype float64"):
+        jittape.grad(f)(X)

@@ -36,3 +36,8 @@ def test_every_hess_method_of_minimize_with_args(method):
                       method=method, tol=1e-12, options={"maxiter": 200})
     ref = so.minimize(f, X0, args=(W,), method="BFGS", options={"gtol": 1e-10})
     assert res.x == pytest.approx(ref.x, abs=1e-6)
+
+
+def test_hessp_of_another_argument_is_refused_by_name():
+    with pytest.raises(TypeError, match="hessp differentiates f's first argument"):
+        jittape.hessp(f, argnums=1)
