@@ -53,7 +53,6 @@ if sys.argv[1] == "a":
     f = lambda x: np.sum(np.cumsum(np.tanh(x) * np.exp(-x)) / (1.0 + np.abs(x))) + np.max(x)
 else:  # a subset of those ops: the first set's compiled sweep serves it
     f = lambda x: np.sum(np.abs(np.cumsum(np.exp(-x)))) + np.max(np.tanh(x))
-jittape.grad(f)(x)  # a warm cache's first call runs on tier 0 (opsets: Numba waits)
 g = jittape.grad(f)(x)
 h = 1e-4  # (f is about 3e3: rounding 1e-8, truncation 1e-8 of the central difference)
 for k in (0, 1500, 2999):
@@ -108,8 +107,7 @@ x = np.linspace(0.1, 1.0, 5)
 f = {"a": lambda x: np.sum(np.tanh(x) * np.exp(x)),
      "c": lambda x: np.sum(np.arctan2(x, 2.0) * np.log(x)),
      "b": lambda x: np.sum(np.tanh(x) * np.arctan2(x, 2.0))}[sys.argv[1]]  # a's and c's ops
-for _ in range(2):  # a warm cache's first call runs on tier 0, the second loads
-    g = jittape.grad(f)(x)
+g = jittape.grad(f)(x)
 sweeps = opsets.for_tape(jittape.record(f, x).arrays)
 print(type(sweeps.reverse_sweep).__name__)
 deadline = time.monotonic() + 300

@@ -482,8 +482,6 @@ import numpy as np, scipy.special as sp, jittape
 f = lambda x: np.sum(sp.wofz(x + 1j * x[::-1]).real + sp.loggamma(x + 0.5j).imag)
 x = np.linspace(0.5, 2.0, 4)
 t = jittape.record(f, x)
-t.auto_compile = False  # the sweeps', not a tape kernel's
-t.gradient(x)  # a warm cache's first call runs on tier 0; the second loads the machine code
 print(float(t.value(x)), *t.gradient(x))
 """
 

@@ -13,8 +13,7 @@ PROGRAM = """
 import numpy as np, jittape
 f = lambda x: np.sum(np.tanh(x) * x)
 x = np.linspace(-1.0, 1.0, 4)
-for _ in range(2):  # a warm cache's first call runs on tier 0, the second loads
-    g = jittape.grad(f)(x)
+g = jittape.grad(f)(x)
 assert np.allclose(g, np.tanh(x) + x * (1 - np.tanh(x) ** 2), rtol=1e-13), g
 print("ok")
 """

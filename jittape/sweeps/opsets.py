@@ -24,7 +24,6 @@ runner every set shares and a part per op, each compiled once per machine in the
 process when a cold set is compiled; such a set loads and compiles nothing.
 """
 
-import sys
 from concurrent import futures
 
 from . import blas_threads, composed, disk_cache, tiers
@@ -35,8 +34,6 @@ from ..optable.table import BY_NAME, OPS, swept
 #: of the reverse sweep (Hessian-vector products).
 FUNCTIONS = ("forward_sweep", "reverse_sweep", "tangent_sweep", "hvp_sweep")
 LOADED = {}  # frozenset of opcodes -> Sweeps, in this process
-_LOAD_NEXT = futures.Future()  # a sweep's "compile" that is done: its next call loads it
-_LOAD_NEXT.set_result(None)
 _MODULES = {}  # frozenset of opcodes -> generated module, in this process
 _INDEX = "opsets.txt"
 _BY_OPCODES = {}  # opcode column of a short tape (bytes) -> Sweeps
@@ -97,13 +94,7 @@ class Sweeps:
             job = jobs.get(what)
             fn = tiers.tier0(self.codes, what, args) if job is None or not job.done() else None
             if job is None:
-                ready = fn is not None and tiers.in_process() and self._ready(what)
-                if ready and "numba" not in sys.modules:  # a warm cache's first call: as
-                    ok, out = tiers.run(self.codes, what, args, fn)  # fast as an empty one's
-                    if ok:  # (importing Numba to load the machine code waits for the next)
-                        jobs[what] = _LOAD_NEXT
-                        return out
-                if fn is None or not tiers.in_process() or ready:
+                if fn is None or not tiers.in_process() or self._ready(what):
                     if what == "forward_sweep":
                         self._prefetch("reverse_sweep")
                     return compiled(*args)  # cached machine code loads faster than tier 0

@@ -2,9 +2,9 @@
 
 The first call of a sweep in a process waits for Numba: about 0.4 s to import it and load
 cached machine code, 1-2 s to compile the sweeps of a new op set. Machine code in the cache
-is loaded at once, in the caller's thread, once Numba is imported; in a process that has not
-imported it yet, a small tape's first call runs at tier 0 and the next one loads it (so a
-warm cache's first gradient is no slower than an empty one's). A cold sweep compiles in the compile process
+is loaded at once, in the caller's thread (no tier below it: the load is shorter than any
+tier-0 run would gain, and a script that warms up with one call then times the next ones
+finds them loaded). A cold sweep compiles in the compile process
 (:mod:`jittape.sweeps.compile_process`), never on a thread of the caller's: Numba compiles
 under the GIL, and a caller calling gradients in a tight loop starves such a thread (a 1.5 s
 compile took over 90 s, measured). Meanwhile a tape of at most :data:`SMALL_VALUES` values
